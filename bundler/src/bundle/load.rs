@@ -1,0 +1,265 @@
+//! Reading a registry+v1 bundle directory into memory.
+//!
+//! A bundle is `manifests/` (Kubernetes objects, one CSV among them), `metadata/annotations.yaml`
+//! (the `operators.operatorframework.io.bundle.*` labels) and optionally
+//! `metadata/dependencies.yaml`, `metadata/properties.yaml` and `tests/scorecard/`. Anything else
+//! at the top level (a Dockerfile, a Makefile) is ignored, as opm and OLM ignore it.
+//!
+//! Loading is lenient about *content* (validation reports problems later, with context) and
+//! strict about *syntax*: a file that is not YAML is an error naming the file and line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::yaml::{self, YamlError};
+
+/// Annotation keys of `metadata/annotations.yaml` (and the bundle image labels).
+pub mod keys {
+    pub const MEDIATYPE: &str = "operators.operatorframework.io.bundle.mediatype.v1";
+    pub const MANIFESTS: &str = "operators.operatorframework.io.bundle.manifests.v1";
+    pub const METADATA: &str = "operators.operatorframework.io.bundle.metadata.v1";
+    pub const PACKAGE: &str = "operators.operatorframework.io.bundle.package.v1";
+    pub const CHANNELS: &str = "operators.operatorframework.io.bundle.channels.v1";
+    pub const DEFAULT_CHANNEL: &str = "operators.operatorframework.io.bundle.channel.default.v1";
+    pub const TEST_MEDIATYPE: &str = "operators.operatorframework.io.test.mediatype.v1";
+    pub const TEST_CONFIG: &str = "operators.operatorframework.io.test.config.v1";
+}
+
+/// One Kubernetes object from `manifests/`, with the file it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// Path relative to the bundle root, e.g. `manifests/foo.clusterserviceversion.yaml`.
+    pub file: PathBuf,
+    pub object: Value,
+}
+
+impl Manifest {
+    pub fn kind(&self) -> &str {
+        self.object.get("kind").and_then(Value::as_str).unwrap_or("")
+    }
+    pub fn api_version(&self) -> &str {
+        self.object.get("apiVersion").and_then(Value::as_str).unwrap_or("")
+    }
+    pub fn name(&self) -> &str {
+        self.object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+}
+
+/// A bundle directory as read from disk, before validation.
+#[derive(Debug, Clone, Default)]
+pub struct BundleDir {
+    pub root: PathBuf,
+    /// `metadata/annotations.yaml` `annotations:` map; `None` when the file is missing.
+    pub annotations: Option<BTreeMap<String, String>>,
+    /// Every object of every file in `manifests/`, in file-name order then document order.
+    pub manifests: Vec<Manifest>,
+    /// `metadata/dependencies.yaml` `dependencies:` list, verbatim.
+    pub dependencies: Vec<Value>,
+    /// `metadata/properties.yaml` `properties:` list, verbatim.
+    pub properties: Vec<Value>,
+    /// Whether `manifests/` exists at all (a bundle without it is malformed, not empty).
+    pub has_manifests_dir: bool,
+    /// Whether `metadata/` exists.
+    pub has_metadata_dir: bool,
+    /// Entries inside manifests/ that are not loadable files: subdirectories and hidden files.
+    pub unexpected_entries: Vec<PathBuf>,
+    /// Other files under `tests/scorecard/` (relative paths), for image builds.
+    pub scorecard_files: Vec<PathBuf>,
+}
+
+/// A bundle directory that could not be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}: not a directory")]
+    NotADirectory(PathBuf),
+    #[error(transparent)]
+    Yaml(#[from] YamlError),
+    #[error("{path}: `{field}` must be {expected}")]
+    Shape {
+        path: PathBuf,
+        field: String,
+        expected: &'static str,
+    },
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, YamlError> {
+    let rd = std::fs::read_dir(dir).map_err(|source| YamlError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    Ok(entries)
+}
+
+fn is_manifest_file(name: &str) -> bool {
+    name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json")
+}
+
+impl BundleDir {
+    /// Reads the bundle rooted at `root`.
+    pub fn load(root: &Path) -> Result<Self, LoadError> {
+        if !root.is_dir() {
+            return Err(LoadError::NotADirectory(root.to_path_buf()));
+        }
+        let mut b = BundleDir {
+            root: root.to_path_buf(),
+            ..Default::default()
+        };
+
+        let manifests_dir = root.join("manifests");
+        if manifests_dir.is_dir() {
+            b.has_manifests_dir = true;
+            for entry in sorted_entries(&manifests_dir)? {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let rel = Path::new("manifests").join(&name);
+                let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+                if is_dir || name.starts_with('.') {
+                    b.unexpected_entries.push(rel);
+                    continue;
+                }
+                if !is_manifest_file(&name) {
+                    b.unexpected_entries.push(rel);
+                    continue;
+                }
+                for object in yaml::load_documents(&entry.path())? {
+                    b.manifests.push(Manifest {
+                        file: rel.clone(),
+                        object,
+                    });
+                }
+            }
+        }
+
+        let metadata_dir = root.join("metadata");
+        if metadata_dir.is_dir() {
+            b.has_metadata_dir = true;
+            let ann = metadata_dir.join("annotations.yaml");
+            if ann.is_file() {
+                b.annotations = Some(load_annotations(&ann)?);
+            }
+            b.dependencies = load_list(&metadata_dir.join("dependencies.yaml"), "dependencies")?;
+            b.properties = load_list(&metadata_dir.join("properties.yaml"), "properties")?;
+        }
+
+        let scorecard = root.join("tests/scorecard");
+        if scorecard.is_dir() {
+            for entry in sorted_entries(&scorecard)? {
+                if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+                    b.scorecard_files
+                        .push(Path::new("tests/scorecard").join(entry.file_name()));
+                }
+            }
+        }
+        Ok(b)
+    }
+
+    /// The annotation value for `key`, if annotations.yaml exists and has it.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.as_ref()?.get(key).map(String::as_str)
+    }
+
+    /// The ClusterServiceVersions among the manifests (a valid bundle has exactly one).
+    pub fn csvs(&self) -> impl Iterator<Item = &Manifest> {
+        self.manifests
+            .iter()
+            .filter(|m| m.kind() == "ClusterServiceVersion")
+    }
+
+    /// The package name from annotations.yaml.
+    pub fn package(&self) -> Option<&str> {
+        self.annotation(keys::PACKAGE)
+    }
+}
+
+/// Reads `annotations.yaml`: a top-level `annotations` map of strings. Non-string scalars are
+/// kept as their YAML text (validation flags them), nested values are an error.
+pub fn load_annotations(path: &Path) -> Result<BTreeMap<String, String>, LoadError> {
+    let doc: Value = yaml::load_one(path)?;
+    let Some(map) = doc.get("annotations").and_then(Value::as_object) else {
+        return Err(LoadError::Shape {
+            path: path.to_path_buf(),
+            field: "annotations".into(),
+            expected: "a map of label keys to string values",
+        });
+    };
+    let mut out = BTreeMap::new();
+    for (k, v) in map {
+        let s = match v {
+            Value::String(s) => s.clone(),
+            Value::Bool(_) | Value::Number(_) => v.to_string(),
+            Value::Null => String::new(),
+            _ => {
+                return Err(LoadError::Shape {
+                    path: path.to_path_buf(),
+                    field: format!("annotations.{k}"),
+                    expected: "a string",
+                });
+            }
+        };
+        out.insert(k.clone(), s);
+    }
+    Ok(out)
+}
+
+fn load_list(path: &Path, key: &str) -> Result<Vec<Value>, LoadError> {
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let doc: Value = yaml::load_one(path)?;
+    match doc.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => Ok(items.clone()),
+        Some(_) => Err(LoadError::Shape {
+            path: path.to_path_buf(),
+            field: key.into(),
+            expected: "a list",
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/data/bundles")
+            .join(rel)
+    }
+
+    #[test]
+    fn loads_a_real_bundle() {
+        let root = shared("community-operators-prod/operators/cockroachdb/2.1.1");
+        if !root.exists() {
+            return; // shared data not beside this checkout
+        }
+        let b = BundleDir::load(&root).unwrap();
+        assert!(b.has_manifests_dir);
+        assert_eq!(b.csvs().count(), 1);
+        assert_eq!(b.package(), Some("cockroachdb"));
+    }
+
+    #[test]
+    fn missing_directory_is_an_error() {
+        let err = BundleDir::load(Path::new("/nonexistent/bundle")).unwrap_err();
+        assert_eq!(err.to_string(), "/nonexistent/bundle: not a directory");
+    }
+
+    #[test]
+    fn subdirectories_and_hidden_files_are_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("manifests/nested")).unwrap();
+        std::fs::write(dir.path().join("manifests/.hidden.yaml"), "a: 1").unwrap();
+        std::fs::write(dir.path().join("manifests/cm.yaml"), "kind: ConfigMap\n").unwrap();
+        let b = BundleDir::load(dir.path()).unwrap();
+        assert_eq!(b.manifests.len(), 1);
+        assert_eq!(b.unexpected_entries.len(), 2);
+        assert!(!b.has_metadata_dir);
+    }
+}

@@ -1,0 +1,1 @@
+//! Getting an operator onto a cluster: OLM install manifests and the install flows.

@@ -1,0 +1,198 @@
+//! File-system writes that never leave a half-written file behind.
+//!
+//! Every output of the tool goes through here: the bytes land in a temporary file in the same
+//! directory, are flushed, and then renamed over the target, so a crash or a full disk leaves
+//! either the old file or the new one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// An output that could not be written, naming the path.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: cannot write: {source}")]
+pub struct WriteError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+fn werr(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
+    move |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Writes `bytes` to `path` atomically, creating parent directories. Returns `false` without
+/// touching the file when it already holds exactly these bytes (keeps mtimes stable, so
+/// re-running a generator is a no-op for make-style tools).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<bool, WriteError> {
+    if let Ok(existing) = std::fs::read(path)
+        && existing == bytes
+    {
+        return Ok(false);
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(werr(dir))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(werr(path))?;
+    Ok(true)
+}
+
+/// A set of files to write under one root, replaced as a whole.
+///
+/// Generators (bundle, catalog, deploy) build the complete tree in memory first; only when every
+/// file has been produced without error is anything written. Files under `root` that are not in
+/// the set are removed afterwards (for the directories the generator owns), so a renamed CRD
+/// does not leave its old file behind.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FileTree {
+    files: std::collections::BTreeMap<PathBuf, Vec<u8>>,
+}
+
+/// What writing a tree changed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TreeChanges {
+    pub written: Vec<PathBuf>,
+    pub removed: Vec<PathBuf>,
+    pub unchanged: usize,
+}
+
+impl TreeChanges {
+    pub fn is_empty(&self) -> bool {
+        self.written.is_empty() && self.removed.is_empty()
+    }
+}
+
+impl FileTree {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) a file at a path relative to the tree root.
+    pub fn insert(&mut self, rel: impl Into<PathBuf>, bytes: impl Into<Vec<u8>>) {
+        self.files.insert(rel.into(), bytes.into());
+    }
+
+    pub fn get(&self, rel: &Path) -> Option<&[u8]> {
+        self.files.get(rel).map(Vec::as_slice)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&PathBuf, &Vec<u8>)> {
+        self.files.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Compares the tree with what is on disk under `root`, for `--check`: returns the relative
+    /// paths that differ, are missing, or are extra (within `owned_dirs`, relative to root).
+    pub fn diff_against(&self, root: &Path, owned_dirs: &[&str]) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for (rel, bytes) in &self.files {
+            match std::fs::read(root.join(rel)) {
+                Ok(existing) if &existing == bytes => {}
+                _ => out.push(rel.clone()),
+            }
+        }
+        for extra in self.extra_files(root, owned_dirs) {
+            out.push(extra);
+        }
+        out.sort();
+        out
+    }
+
+    fn extra_files(&self, root: &Path, owned_dirs: &[&str]) -> Vec<PathBuf> {
+        let mut extra = Vec::new();
+        for dir in owned_dirs {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let rel = Path::new(dir).join(entry.file_name());
+                if entry.file_type().map(|t| t.is_file()).unwrap_or(false)
+                    && !self.files.contains_key(&rel)
+                {
+                    extra.push(rel);
+                }
+            }
+        }
+        extra
+    }
+
+    /// Writes every file atomically under `root`, then removes files in `owned_dirs` that the
+    /// tree does not contain.
+    pub fn write(&self, root: &Path, owned_dirs: &[&str]) -> Result<TreeChanges, WriteError> {
+        let mut changes = TreeChanges::default();
+        for (rel, bytes) in &self.files {
+            let path = root.join(rel);
+            if write_atomic(&path, bytes)? {
+                changes.written.push(rel.clone());
+            } else {
+                changes.unchanged += 1;
+            }
+        }
+        for rel in self.extra_files(root, owned_dirs) {
+            let path = root.join(&rel);
+            std::fs::remove_file(&path).map_err(werr(&path))?;
+            changes.removed.push(rel);
+        }
+        Ok(changes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_is_atomic_and_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a/b/c.txt");
+        assert!(write_atomic(&p, b"one").unwrap());
+        assert!(!write_atomic(&p, b"one").unwrap());
+        assert!(write_atomic(&p, b"two").unwrap());
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        let leftovers: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temp files remain");
+    }
+
+    #[test]
+    fn tree_removes_stale_files_in_owned_dirs_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
+        std::fs::write(dir.path().join("manifests/old.yaml"), "x").unwrap();
+        std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
+        let mut t = FileTree::new();
+        t.insert("manifests/new.yaml", "y");
+        assert_eq!(
+            t.diff_against(dir.path(), &["manifests"]),
+            vec![PathBuf::from("manifests/new.yaml"), PathBuf::from("manifests/old.yaml")]
+        );
+        let ch = t.write(dir.path(), &["manifests"]).unwrap();
+        assert_eq!(ch.removed, vec![PathBuf::from("manifests/old.yaml")]);
+        assert!(dir.path().join("keep.txt").exists());
+        assert!(t.diff_against(dir.path(), &["manifests"]).is_empty());
+    }
+}

@@ -1,0 +1,1 @@
+//! OCI images without a daemon: reproducible layers, OCI image layouts and a registry client.

@@ -1,0 +1,19 @@
+//! The library behind the `olm` command: turn an operator into an OLM bundle, build and push its
+//! OCI images without a daemon, build, validate and serve its file-based catalog, and install it
+//! through a Subscription.
+//!
+//! Areas, one module each, with the CLI as a thin layer on top (`cli`):
+//! - [`bundle`]: registry+v1 bundles: load, generate (CSV), validate.
+//! - [`image`]: OCI images: reproducible layers, OCI layouts, the registry client.
+//! - [`catalog`]: file-based catalogs: the on-disk format (declcfg), the validated model,
+//!   render, templates, graph drawing.
+//! - [`serve`]: the `api.Registry` gRPC server OLM's catalog-operator talks to.
+//! - [`deploy`]: CatalogSource/OperatorGroup/Subscription manifests and installs.
+
+pub mod bundle;
+pub mod catalog;
+pub mod deploy;
+pub mod fsx;
+pub mod image;
+pub mod serve;
+pub mod yaml;

@@ -1,0 +1,1 @@
+//! The catalog gRPC server (`api.Registry`) that OLM's catalog-operator queries.

@@ -1,0 +1,187 @@
+//! YAML in and out, shared by every area of the tool.
+//!
+//! Everything Kubernetes- or OLM-shaped is read into `serde_json::Value` first: that keeps unknown
+//! fields verbatim (a bundle author's CSV may carry fields we do not model) and gives one error
+//! type that names the file and the line. Writing goes through the same value so key order is the
+//! order we build, and output is byte-identical run to run.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// A YAML or JSON document that could not be read, with where it came from.
+#[derive(Debug, thiserror::Error)]
+pub enum YamlError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not valid UTF-8 text (byte {offset})")]
+    NotUtf8 { path: PathBuf, offset: usize },
+    #[error("{path}{}: {message}", fmt_line(*line, *column))]
+    Syntax {
+        path: PathBuf,
+        line: Option<u64>,
+        column: Option<u64>,
+        message: String,
+    },
+    #[error("{path}: cannot write YAML: {message}")]
+    Serialize { path: PathBuf, message: String },
+}
+
+fn fmt_line(line: Option<u64>, column: Option<u64>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(":{l}:{c}"),
+        (Some(l), None) => format!(":{l}"),
+        _ => String::new(),
+    }
+}
+
+impl YamlError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            YamlError::Io { path, .. }
+            | YamlError::NotUtf8 { path, .. }
+            | YamlError::Syntax { path, .. }
+            | YamlError::Serialize { path, .. } => path,
+        }
+    }
+}
+
+/// Parser limits sized for real catalogs and bundles (a 57 MB catalog file holds tens of
+/// thousands of documents and millions of nodes; serde-saphyr's defaults are for config files),
+/// while still bounding alias expansion and nesting so hostile input cannot exhaust memory.
+fn options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_reader_input_bytes: Some(2 * 1024 * 1024 * 1024),
+            max_events: usize::MAX / 2,
+            max_documents: usize::MAX / 2,
+            max_nodes: usize::MAX / 2,
+            max_total_scalar_bytes: 4 * 1024 * 1024 * 1024,
+            max_depth: 256,
+        },
+    }
+}
+
+fn syntax(path: &Path, err: &serde_saphyr::Error) -> YamlError {
+    let loc = err.location();
+    // The rendered message carries a snippet of the input; keep only the first line so a secret
+    // that happened to sit in a malformed file is not echoed back.
+    let message = err.without_snippet().to_string();
+    let message = message.lines().next().unwrap_or("invalid YAML").to_string();
+    YamlError::Syntax {
+        path: path.to_path_buf(),
+        line: loc.map(|l| l.line()),
+        column: loc.map(|l| l.column()),
+        message,
+    }
+}
+
+/// Decodes bytes as UTF-8, naming the file and offset when they are not.
+pub fn utf8<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, YamlError> {
+    std::str::from_utf8(bytes).map_err(|e| YamlError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: e.valid_up_to(),
+    })
+}
+
+/// Reads a whole file.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, YamlError> {
+    std::fs::read(path).map_err(|source| YamlError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Parses every document of a multi-document YAML (or JSON) text. Empty documents (a stray
+/// `---`, a file of comments) are dropped, as kubectl and opm do.
+pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Value>, YamlError> {
+    let docs: Vec<Value> =
+        serde_saphyr::from_multiple_with_options(text, options()).map_err(|e| syntax(path, &e))?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// Parses a single-document YAML (or JSON) text into `T`.
+pub fn parse_one<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, YamlError> {
+    serde_saphyr::from_str_with_options(text, options()).map_err(|e| syntax(path, &e))
+}
+
+/// Reads and parses all documents of a file.
+pub fn load_documents(path: &Path) -> Result<Vec<Value>, YamlError> {
+    let bytes = read_file(path)?;
+    parse_documents(path, utf8(path, &bytes)?)
+}
+
+/// Reads and parses one document of a file into `T`.
+pub fn load_one<T: DeserializeOwned>(path: &Path) -> Result<T, YamlError> {
+    let bytes = read_file(path)?;
+    parse_one(path, utf8(path, &bytes)?)
+}
+
+/// Serialises one value as a YAML document (no leading `---`), ending in a newline.
+pub fn to_yaml<T: Serialize>(value: &T) -> Result<String, serde_saphyr::SerializeError> {
+    let mut out = serde_saphyr::to_string(value)?;
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Serialises several values as a multi-document YAML stream separated by `---`.
+pub fn to_yaml_documents<T: Serialize>(
+    values: &[T],
+) -> Result<String, serde_saphyr::SerializeError> {
+    let mut out = String::new();
+    for v in values {
+        out.push_str("---\n");
+        out.push_str(&to_yaml(v)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_document_drops_empty_documents() {
+        let docs = parse_documents(Path::new("x.yaml"), "---\n# only a comment\n---\na: 1\n---\nb: [x, y]\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1]["b"][1], "y");
+    }
+
+    #[test]
+    fn syntax_error_names_file_and_line() {
+        let err = parse_documents(Path::new("dir/bad.yaml"), "a: 1\nb: [1, 2\nc: 3\n").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("dir/bad.yaml:"), "{msg}");
+        assert!(matches!(err, YamlError::Syntax { line: Some(_), .. }), "{err:?}");
+    }
+
+    #[test]
+    fn non_utf8_is_reported_with_offset() {
+        let err = utf8(Path::new("f.yaml"), b"ab\xffcd").unwrap_err();
+        assert_eq!(err.to_string(), "f.yaml: not valid UTF-8 text (byte 2)");
+    }
+
+    #[test]
+    fn many_documents_fit_the_budget() {
+        let text: String = (0..5000).map(|i| format!("---\nschema: olm.bundle\nname: b{i}\n")).collect();
+        assert_eq!(parse_documents(Path::new("big.yaml"), &text).unwrap().len(), 5000);
+    }
+
+    #[test]
+    fn round_trip_keeps_key_order() {
+        let v: Value = serde_json::json!({"z": 1, "a": {"y": "two", "b": [1, 2]}});
+        let text = to_yaml(&v).unwrap();
+        let back: Value = parse_one(Path::new("t"), &text).unwrap();
+        assert_eq!(back, v);
+        assert!(text.find("z:").unwrap() < text.find("a:").unwrap());
+    }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace on a fresh Debian machine.
+#
+# Installs what the tests need when it is missing (Debian packages: the distribution registry,
+# skopeo as an independent OCI client, htpasswd for bcrypt entries, openssl for test CAs), then:
+# formatting, clippy, the generated-artifact checks (bundle/, catalog/, deploy/ are up to date),
+# and `cargo test` for the whole workspace. Cluster tests run only when E2E_KUBECONFIG is set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v docker-registry >/dev/null 2>&1 || need+=(docker-registry)
+command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
+command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "==> installing test tools: ${need[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+echo "==> cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "==> cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+echo "==> generated files are up to date"
+if [ -x scripts/check-generated.sh ]; then
+  scripts/check-generated.sh
+fi
+
+echo "==> cargo test"
+cargo test --workspace --no-fail-fast 2>&1 | tee target/test-output.log
