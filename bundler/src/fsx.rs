@@ -188,7 +188,10 @@ mod tests {
         t.insert("manifests/new.yaml", "y");
         assert_eq!(
             t.diff_against(dir.path(), &["manifests"]),
-            vec![PathBuf::from("manifests/new.yaml"), PathBuf::from("manifests/old.yaml")]
+            vec![
+                PathBuf::from("manifests/new.yaml"),
+                PathBuf::from("manifests/old.yaml")
+            ]
         );
         let ch = t.write(dir.path(), &["manifests"]).unwrap();
         assert_eq!(ch.removed, vec![PathBuf::from("manifests/old.yaml")]);

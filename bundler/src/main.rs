@@ -9,7 +9,10 @@ mod cli;
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     cli::init_logging(args.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -151,9 +151,13 @@ mod tests {
 
     #[test]
     fn multi_document_drops_empty_documents() {
-        let docs = parse_documents(Path::new("x.yaml"), "---\n# only a comment\n---\na: 1\n---\nb: [x, y]\n").unwrap();
+        let docs = parse_documents(
+            Path::new("x.yaml"),
+            "---\n# only a comment\n---\na: 1\n---\nb: [x, z]\n",
+        )
+        .unwrap();
         assert_eq!(docs.len(), 2);
-        assert_eq!(docs[1]["b"][1], "y");
+        assert_eq!(docs[1]["b"][1], "z");
     }
 
     #[test]
@@ -161,7 +165,10 @@ mod tests {
         let err = parse_documents(Path::new("dir/bad.yaml"), "a: 1\nb: [1, 2\nc: 3\n").unwrap_err();
         let msg = err.to_string();
         assert!(msg.starts_with("dir/bad.yaml:"), "{msg}");
-        assert!(matches!(err, YamlError::Syntax { line: Some(_), .. }), "{err:?}");
+        assert!(
+            matches!(err, YamlError::Syntax { line: Some(_), .. }),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -172,8 +179,30 @@ mod tests {
 
     #[test]
     fn many_documents_fit_the_budget() {
-        let text: String = (0..5000).map(|i| format!("---\nschema: olm.bundle\nname: b{i}\n")).collect();
-        assert_eq!(parse_documents(Path::new("big.yaml"), &text).unwrap().len(), 5000);
+        let text: String = (0..5000)
+            .map(|i| format!("---\nschema: olm.bundle\nname: b{i}\n"))
+            .collect();
+        assert_eq!(
+            parse_documents(Path::new("big.yaml"), &text).unwrap().len(),
+            5000
+        );
+    }
+
+    /// Strings that YAML 1.1 (go-yaml v2, which opm and kubectl use) would read as something
+    /// else must come back as the same strings.
+    #[test]
+    fn ambiguous_strings_are_quoted_on_write() {
+        let tricky = [
+            "y", "n", "yes", "on", "off", "true", "null", "~", "1.0", "0755", "1e3", "", " x",
+            "a: b", "- z", "#c",
+        ];
+        let v: Value = tricky
+            .iter()
+            .map(|s| Value::String(s.to_string()))
+            .collect();
+        let text = to_yaml(&v).unwrap();
+        let back: Value = parse_one(Path::new("t"), &text).unwrap();
+        assert_eq!(back, v, "{text}");
     }
 
     #[test]

@@ -37,10 +37,16 @@ pub struct Manifest {
 
 impl Manifest {
     pub fn kind(&self) -> &str {
-        self.object.get("kind").and_then(Value::as_str).unwrap_or("")
+        self.object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
     pub fn api_version(&self) -> &str {
-        self.object.get("apiVersion").and_then(Value::as_str).unwrap_or("")
+        self.object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
     pub fn name(&self) -> &str {
         self.object
