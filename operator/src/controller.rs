@@ -40,7 +40,10 @@ pub enum StartError {
 
 fn api<K>(client: &Client, ns: Option<&str>) -> Api<K>
 where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
     K::DynamicType: Default,
 {
     match ns {
@@ -100,14 +103,19 @@ pub async fn run(
         stores.push(reader.clone());
         // A status write changes neither generation, finalizers nor the deletion timestamp.
         let is_deleting = |o: &ReverseWordsApp| o.meta().deletion_timestamp.as_ref().map(|_| 1u64);
-        let crs = watcher(api::<ReverseWordsApp>(&client, ns), watcher::Config::default())
-            .default_backoff()
-            .reflect(writer)
-            .applied_objects()
-            .predicate_filter(
-                predicates::generation.combine(predicates::finalizers).combine(is_deleting),
-                Default::default(),
-            );
+        let crs = watcher(
+            api::<ReverseWordsApp>(&client, ns),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(
+            predicates::generation
+                .combine(predicates::finalizers)
+                .combine(is_deleting),
+            Default::default(),
+        );
         let children = watcher::Config::default().labels(&managed_selector());
         let ctrl = Controller::for_stream(crs, reader)
             .owns(api::<Deployment>(&client, ns), children.clone())
@@ -149,12 +157,18 @@ mod tests {
             metadata: ObjectMeta {
                 name: Some("dp-example-abc".into()),
                 namespace: Some("ns".into()),
-                labels: Some(BTreeMap::from([("app.kubernetes.io/instance".into(), "example".into())])),
+                labels: Some(BTreeMap::from([(
+                    "app.kubernetes.io/instance".into(),
+                    "example".into(),
+                )])),
                 ..Default::default()
             },
             ..Default::default()
         };
-        assert_eq!(pod_owner(&pod), Some(ObjectRef::new("example").within("ns")));
+        assert_eq!(
+            pod_owner(&pod),
+            Some(ObjectRef::new("example").within("ns"))
+        );
         assert_eq!(pod_owner(&Pod::default()), None);
     }
 }

@@ -38,10 +38,29 @@ pub const TAG_PATTERN: &str = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$";
         status_replicas_path = ".status.replicas",
         label_selector_path = ".status.selector"
     ),
-    printcolumn(name = "Replicas", type_ = "integer", json_path = ".spec.replicas", description = "Desired replicas"),
-    printcolumn(name = "Ready", type_ = "string", json_path = ".status.conditions[?(@.type==\"Ready\")].status", description = "Whether every replica is ready"),
-    printcolumn(name = "Version", type_ = "string", json_path = ".spec.appVersion", description = "Application image tag"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Replicas",
+        type_ = "integer",
+        json_path = ".spec.replicas",
+        description = "Desired replicas"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].status",
+        description = "Whether every replica is ready"
+    ),
+    printcolumn(
+        name = "Version",
+        type_ = "string",
+        json_path = ".spec.appVersion",
+        description = "Application image tag"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ReverseWordsAppSpec {
@@ -119,7 +138,10 @@ mod tests {
     #[test]
     fn crd_names_match_the_go_operator() {
         let crd = crd_json();
-        assert_eq!(crd["metadata"]["name"], "reversewordsapps.apps.linuxera.org");
+        assert_eq!(
+            crd["metadata"]["name"],
+            "reversewordsapps.apps.linuxera.org"
+        );
         assert_eq!(crd["spec"]["group"], GROUP);
         assert_eq!(crd["spec"]["scope"], "Namespaced");
         assert_eq!(crd["spec"]["names"]["kind"], "ReverseWordsApp");
@@ -133,9 +155,18 @@ mod tests {
         let crd = crd_json();
         let v = &crd["spec"]["versions"][0];
         assert!(v["subresources"]["status"].is_object());
-        assert_eq!(v["subresources"]["scale"]["specReplicasPath"], ".spec.replicas");
-        assert_eq!(v["subresources"]["scale"]["statusReplicasPath"], ".status.replicas");
-        assert_eq!(v["subresources"]["scale"]["labelSelectorPath"], ".status.selector");
+        assert_eq!(
+            v["subresources"]["scale"]["specReplicasPath"],
+            ".spec.replicas"
+        );
+        assert_eq!(
+            v["subresources"]["scale"]["statusReplicasPath"],
+            ".status.replicas"
+        );
+        assert_eq!(
+            v["subresources"]["scale"]["labelSelectorPath"],
+            ".status.selector"
+        );
         let cols: Vec<_> = v["additionalPrinterColumns"]
             .as_array()
             .unwrap()
@@ -150,10 +181,14 @@ mod tests {
         let crd = crd_json();
         let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
         assert_eq!(spec["replicas"]["minimum"].as_f64(), Some(0.0));
-        assert_eq!(spec["replicas"]["maximum"].as_f64(), Some(f64::from(MAX_REPLICAS)));
+        assert_eq!(
+            spec["replicas"]["maximum"].as_f64(),
+            Some(f64::from(MAX_REPLICAS))
+        );
         assert_eq!(spec["replicas"]["format"], "int32");
         assert_eq!(spec["appVersion"]["pattern"], TAG_PATTERN);
-        let status = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"];
+        let status = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+            ["properties"];
         assert_eq!(status["conditions"]["x-kubernetes-list-type"], "map");
     }
 
@@ -162,7 +197,10 @@ mod tests {
         let spec = ReverseWordsAppSpec::default();
         assert_eq!(spec.effective_replicas(), 1);
         assert_eq!(spec.effective_app_version(), "latest");
-        let spec = ReverseWordsAppSpec { replicas: 3, app_version: Some("v0.0.2".into()) };
+        let spec = ReverseWordsAppSpec {
+            replicas: 3,
+            app_version: Some("v0.0.2".into()),
+        };
         assert_eq!(spec.effective_replicas(), 3);
         assert_eq!(spec.effective_app_version(), "v0.0.2");
     }

@@ -56,7 +56,10 @@ pub fn labels(cr: &ReverseWordsApp) -> BTreeMap<String, String> {
     let mut l = selector_labels(&name);
     l.insert("app.kubernetes.io/name".into(), APP_NAME.into());
     l.insert("app.kubernetes.io/instance".into(), name);
-    l.insert("app.kubernetes.io/version".into(), cr.spec.effective_app_version().into());
+    l.insert(
+        "app.kubernetes.io/version".into(),
+        cr.spec.effective_app_version().into(),
+    );
     l.insert("app.kubernetes.io/component".into(), "web".into());
     l.insert("app.kubernetes.io/part-of".into(), APP_NAME.into());
     l.insert("app.kubernetes.io/managed-by".into(), MANAGED_BY.into());
@@ -187,7 +190,10 @@ mod tests {
     pub(crate) fn cr(replicas: i32, version: Option<&str>) -> ReverseWordsApp {
         let mut cr = ReverseWordsApp::new(
             "example",
-            ReverseWordsAppSpec { replicas, app_version: version.map(String::from) },
+            ReverseWordsAppSpec {
+                replicas,
+                app_version: version.map(String::from),
+            },
         );
         cr.metadata.namespace = Some("apps".into());
         cr.metadata.uid = Some("0000-1111".into());
@@ -204,9 +210,18 @@ mod tests {
         assert_eq!(spec.selector.match_labels.unwrap()["app"], "example");
         let pod = spec.template.spec.unwrap();
         let c = &pod.containers[0];
-        assert_eq!(c.image.as_deref(), Some("quay.io/mavazque/reversewords:v0.0.2"));
+        assert_eq!(
+            c.image.as_deref(),
+            Some("quay.io/mavazque/reversewords:v0.0.2")
+        );
         assert_eq!(c.ports.as_ref().unwrap()[0].container_port, 8080);
-        let probe = c.readiness_probe.as_ref().unwrap().http_get.as_ref().unwrap();
+        let probe = c
+            .readiness_probe
+            .as_ref()
+            .unwrap()
+            .http_get
+            .as_ref()
+            .unwrap();
         assert_eq!(probe.path.as_deref(), Some("/health"));
         assert_eq!(probe.port, IntOrString::Int(8080));
         assert!(c.liveness_probe.is_some());
@@ -230,7 +245,12 @@ mod tests {
     #[test]
     fn children_are_controlled_by_the_cr() {
         let c = cr(1, None);
-        for owners in [deployment(&c, &OperandImage::default()).metadata.owner_references, service(&c).metadata.owner_references] {
+        for owners in [
+            deployment(&c, &OperandImage::default())
+                .metadata
+                .owner_references,
+            service(&c).metadata.owner_references,
+        ] {
             let o = &owners.unwrap()[0];
             assert_eq!(o.kind, "ReverseWordsApp");
             assert_eq!(o.name, "example");
@@ -251,8 +271,10 @@ mod tests {
 
     #[test]
     fn output_is_deterministic() {
-        let a = serde_json::to_string(&deployment(&cr(2, Some("x")), &OperandImage::default())).unwrap();
-        let b = serde_json::to_string(&deployment(&cr(2, Some("x")), &OperandImage::default())).unwrap();
+        let a = serde_json::to_string(&deployment(&cr(2, Some("x")), &OperandImage::default()))
+            .unwrap();
+        let b = serde_json::to_string(&deployment(&cr(2, Some("x")), &OperandImage::default()))
+            .unwrap();
         assert_eq!(a, b);
     }
 }

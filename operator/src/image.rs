@@ -28,7 +28,10 @@ pub struct InvalidImage {
 
 impl Default for OperandImage {
     fn default() -> Self {
-        Self { repository: DEFAULT_REPOSITORY.to_string(), pinned: None }
+        Self {
+            repository: DEFAULT_REPOSITORY.to_string(),
+            pinned: None,
+        }
     }
 }
 
@@ -38,7 +41,10 @@ impl OperandImage {
         let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
             return Ok(Self::default());
         };
-        let invalid = |why| InvalidImage { value: value.to_string(), why };
+        let invalid = |why| InvalidImage {
+            value: value.to_string(),
+            why,
+        };
         if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(invalid("contains whitespace"));
         }
@@ -67,7 +73,10 @@ impl OperandImage {
         if repository.is_empty() || repository.ends_with('/') || repository.starts_with('/') {
             return Err(invalid("empty repository"));
         }
-        Ok(Self { repository: repository.to_string(), pinned })
+        Ok(Self {
+            repository: repository.to_string(),
+            pinned,
+        })
     }
 
     /// The image for a CR: its appVersion as tag, or the pinned override, or `latest`.
@@ -89,29 +98,52 @@ mod tests {
     #[test]
     fn default_repository_and_tags() {
         let img = OperandImage::from_override(None).unwrap();
-        assert_eq!(img.for_app_version(None), "quay.io/mavazque/reversewords:latest");
-        assert_eq!(img.for_app_version(Some("v0.0.2")), "quay.io/mavazque/reversewords:v0.0.2");
+        assert_eq!(
+            img.for_app_version(None),
+            "quay.io/mavazque/reversewords:latest"
+        );
+        assert_eq!(
+            img.for_app_version(Some("v0.0.2")),
+            "quay.io/mavazque/reversewords:v0.0.2"
+        );
         assert_eq!(OperandImage::from_override(Some("  ")).unwrap(), img);
     }
 
     #[test]
     fn override_with_tag_pins_unversioned_crs() {
-        let img = OperandImage::from_override(Some("mirror.local:5000/rw/reversewords:v0.1.0")).unwrap();
-        assert_eq!(img.for_app_version(None), "mirror.local:5000/rw/reversewords:v0.1.0");
-        assert_eq!(img.for_app_version(Some("v9")), "mirror.local:5000/rw/reversewords:v9");
+        let img =
+            OperandImage::from_override(Some("mirror.local:5000/rw/reversewords:v0.1.0")).unwrap();
+        assert_eq!(
+            img.for_app_version(None),
+            "mirror.local:5000/rw/reversewords:v0.1.0"
+        );
+        assert_eq!(
+            img.for_app_version(Some("v9")),
+            "mirror.local:5000/rw/reversewords:v9"
+        );
     }
 
     #[test]
     fn override_with_digest_and_without_tag() {
         let img = OperandImage::from_override(Some(&format!("mirror.local/rw@{DIGEST}"))).unwrap();
-        assert_eq!(img.for_app_version(None), format!("mirror.local/rw@{DIGEST}"));
+        assert_eq!(
+            img.for_app_version(None),
+            format!("mirror.local/rw@{DIGEST}")
+        );
         let img = OperandImage::from_override(Some("mirror.local:5000/rw")).unwrap();
         assert_eq!(img.for_app_version(None), "mirror.local:5000/rw:latest");
     }
 
     #[test]
     fn bad_overrides_are_rejected() {
-        for bad in ["a b", "repo@md5:abc", "repo@sha256:xyz", "repo:-bad", ":tag", "/x"] {
+        for bad in [
+            "a b",
+            "repo@md5:abc",
+            "repo@sha256:xyz",
+            "repo:-bad",
+            ":tag",
+            "/x",
+        ] {
             assert!(OperandImage::from_override(Some(bad)).is_err(), "{bad}");
         }
     }

@@ -47,7 +47,10 @@ pub struct Campaign {
 pub async fn campaign(client: Client, cfg: &LeaseConfig) -> Result<Campaign, LeaderError> {
     // kube-lease-manager panics on inconsistent timings; reject them as a configuration error.
     if cfg.grace == 0 || cfg.grace >= cfg.duration {
-        return Err(LeaderError::Timing { duration: cfg.duration, grace: cfg.grace });
+        return Err(LeaderError::Timing {
+            duration: cfg.duration,
+            grace: cfg.grace,
+        });
     }
     let manager = LeaseManagerBuilder::new(client, &cfg.name)
         .with_namespace(&cfg.namespace)
@@ -57,7 +60,11 @@ pub async fn campaign(client: Client, cfg: &LeaseConfig) -> Result<Campaign, Lea
         .with_field_manager(crate::reconcile::FIELD_MANAGER)
         .build()
         .await
-        .map_err(|source| LeaderError::Setup { name: cfg.name.clone(), namespace: cfg.namespace.clone(), source })?;
+        .map_err(|source| LeaderError::Setup {
+            name: cfg.name.clone(),
+            namespace: cfg.namespace.clone(),
+            source,
+        })?;
     let (is_leader, task) = manager.watch().await;
     Ok(Campaign { is_leader, task })
 }
@@ -65,7 +72,11 @@ pub async fn campaign(client: Client, cfg: &LeaseConfig) -> Result<Campaign, Lea
 impl Campaign {
     /// Waits until this instance holds the lease.
     pub async fn acquired(&mut self) -> Result<(), LeaderError> {
-        self.is_leader.wait_for(|l| *l).await.map(|_| ()).map_err(|_| LeaderError::TaskEnded)
+        self.is_leader
+            .wait_for(|l| *l)
+            .await
+            .map(|_| ())
+            .map_err(|_| LeaderError::TaskEnded)
     }
 
     /// A future that resolves when leadership is lost (or the campaign task ends).

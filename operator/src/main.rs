@@ -6,10 +6,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use reverse_words_operator::{controller, image, leader, manifests, metrics, namespace, reconcile, server, telemetry};
+use reverse_words_operator::{
+    controller, image, leader, manifests, metrics, namespace, reconcile, server, telemetry,
+};
 
 #[derive(Debug, Parser)]
-#[command(name = "reverse-words-operator", version, about = "Kubernetes operator for ReverseWordsApp (apps.linuxera.org/v1alpha1)")]
+#[command(
+    name = "reverse-words-operator",
+    version,
+    about = "Kubernetes operator for ReverseWordsApp (apps.linuxera.org/v1alpha1)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -34,13 +40,21 @@ struct RunArgs {
     #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = "0.0.0.0:8080")]
     metrics_bind_address: SocketAddr,
     /// Address of the /healthz and /readyz probes.
-    #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = "0.0.0.0:8081")]
+    #[arg(
+        long,
+        env = "HEALTH_PROBE_BIND_ADDRESS",
+        default_value = "0.0.0.0:8081"
+    )]
     health_probe_bind_address: SocketAddr,
     /// Leader election: on by default in a cluster, off when run locally.
     #[arg(long, env = "LEADER_ELECT", num_args = 0..=1, default_missing_value = "true")]
     leader_elect: Option<bool>,
     /// Name of the leader-election Lease.
-    #[arg(long, env = "LEADER_ELECTION_ID", default_value = "reverse-words-operator-lock")]
+    #[arg(
+        long,
+        env = "LEADER_ELECTION_ID",
+        default_value = "reverse-words-operator-lock"
+    )]
     leader_election_id: String,
     /// Namespace of the Lease (defaults to the pod's namespace).
     #[arg(long, env = "POD_NAMESPACE")]
@@ -91,14 +105,23 @@ fn manifests_cmd(args: ManifestArgs) -> ExitCode {
     let result = (|| -> anyhow::Result<()> {
         let watch = namespace::WatchNamespaces::parse(&args.watch_namespace)?;
         if !namespace::is_dns_label(&args.namespace) {
-            anyhow::bail!("--namespace: {:?} is not a valid namespace name", args.namespace);
+            anyhow::bail!(
+                "--namespace: {:?} is not a valid namespace name",
+                args.namespace
+            );
         }
-        let opts = manifests::Options { namespace: args.namespace, watch, image: args.image, include_namespace: args.include_namespace };
+        let opts = manifests::Options {
+            namespace: args.namespace,
+            watch,
+            image: args.image,
+            include_namespace: args.include_namespace,
+        };
         let all = manifests::all(&opts);
         match args.output {
             None => print!("{}", manifests::to_yaml_stream(&all)?),
             Some(dir) => {
-                std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
                 for m in &all {
                     let text = manifests::to_yaml_stream(std::slice::from_ref(m))?;
                     write_atomic(&dir.join(&m.file), text.as_bytes())?;
@@ -119,15 +142,21 @@ fn manifests_cmd(args: ManifestArgs) -> ExitCode {
 /// Temp file + rename, so an interrupted run never leaves a half-written manifest.
 fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::anyhow!("{}: cannot write: {e}", path.display())
-    })
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            anyhow::anyhow!("{}: cannot write: {e}", path.display())
+        })
 }
 
 fn run_cmd(args: RunArgs) -> ExitCode {
     telemetry::init(args.log_format);
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -147,10 +176,11 @@ fn run_cmd(args: RunArgs) -> ExitCode {
 async fn termination() {
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return std::future::pending().await,
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return std::future::pending().await,
+            };
         tokio::select! {
             _ = term.recv() => {}
             _ = tokio::signal::ctrl_c() => {}
@@ -162,8 +192,12 @@ async fn termination() {
 
 async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let watch = namespace::WatchNamespaces::parse(&args.watch_namespace)?;
-    let operand = image::OperandImage::from_override(std::env::var(image::RELATED_IMAGE_ENV).ok().as_deref())?;
-    let client = kube::Client::try_default().await.map_err(|e| anyhow::anyhow!("cannot configure the Kubernetes client (kubeconfig or in-cluster): {e}"))?;
+    let operand = image::OperandImage::from_override(
+        std::env::var(image::RELATED_IMAGE_ENV).ok().as_deref(),
+    )?;
+    let client = kube::Client::try_default().await.map_err(|e| {
+        anyhow::anyhow!("cannot configure the Kubernetes client (kubeconfig or in-cluster): {e}")
+    })?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), watch = %watch, operand = %operand.for_app_version(None), "starting");
 
     let metrics = Arc::new(metrics::Metrics::new());
@@ -191,14 +225,24 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     controller::check_crd(&client, &watch).await?;
 
     let identity = args.identity.clone().unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "reverse-words-operator".into())
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "reverse-words-operator".into())
     });
     let elect = args.leader_elect.unwrap_or_else(telemetry::in_cluster);
-    let mut lost_leadership: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>> = None;
+    let mut lost_leadership: Option<
+        std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    > = None;
     let mut _campaign = None;
     if elect {
         let namespace = args.leader_election_namespace.clone().ok_or_else(|| anyhow::anyhow!("leader election needs the lease namespace: set POD_NAMESPACE or --leader-election-namespace (or --leader-elect=false)"))?;
-        let cfg = leader::LeaseConfig { name: args.leader_election_id.clone(), namespace, identity: identity.clone(), duration: args.lease_duration, grace: args.lease_renew_grace };
+        let cfg = leader::LeaseConfig {
+            name: args.leader_election_id.clone(),
+            namespace,
+            identity: identity.clone(),
+            duration: args.lease_duration,
+            grace: args.lease_renew_grace,
+        };
         let mut campaign = leader::campaign(client.clone(), &cfg).await?;
         tracing::info!(lease = %cfg.name, namespace = %cfg.namespace, %identity, "waiting to become leader");
         tokio::select! {
@@ -213,7 +257,12 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         _campaign = Some(campaign);
     }
 
-    let ctx = Arc::new(reconcile::Context::new(client.clone(), operand, metrics, Some(identity)));
+    let ctx = Arc::new(reconcile::Context::new(
+        client.clone(),
+        operand,
+        metrics,
+        Some(identity),
+    ));
     let shutdown = {
         let tx = stop_tx.clone();
         let stop = stopped();

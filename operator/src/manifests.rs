@@ -8,10 +8,12 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, Namespace,
-    ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
-    ResourceRequirements, SeccompProfile, SecurityContext, ServiceAccount,
+    ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
+    SeccompProfile, SecurityContext, ServiceAccount,
 };
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -74,14 +76,26 @@ pub struct Manifest {
 
 fn labels() -> BTreeMap<String, String> {
     BTreeMap::from([
-        ("app.kubernetes.io/name".to_string(), OPERATOR_NAME.to_string()),
-        ("app.kubernetes.io/component".to_string(), "operator".to_string()),
-        ("app.kubernetes.io/part-of".to_string(), "reverse-words".to_string()),
+        (
+            "app.kubernetes.io/name".to_string(),
+            OPERATOR_NAME.to_string(),
+        ),
+        (
+            "app.kubernetes.io/component".to_string(),
+            "operator".to_string(),
+        ),
+        (
+            "app.kubernetes.io/part-of".to_string(),
+            "reverse-words".to_string(),
+        ),
     ])
 }
 
 fn selector() -> BTreeMap<String, String> {
-    BTreeMap::from([("app.kubernetes.io/name".to_string(), OPERATOR_NAME.to_string())])
+    BTreeMap::from([(
+        "app.kubernetes.io/name".to_string(),
+        OPERATOR_NAME.to_string(),
+    )])
 }
 
 fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
@@ -111,7 +125,10 @@ fn env_field(name: &str, path: &str) -> EnvVar {
     EnvVar {
         name: name.into(),
         value_from: Some(EnvVarSource {
-            field_ref: Some(ObjectFieldSelector { field_path: path.into(), ..Default::default() }),
+            field_ref: Some(ObjectFieldSelector {
+                field_path: path.into(),
+                ..Default::default()
+            }),
             ..Default::default()
         }),
         ..Default::default()
@@ -119,7 +136,11 @@ fn env_field(name: &str, path: &str) -> EnvVar {
 }
 
 fn env_value(name: &str, value: &str) -> EnvVar {
-    EnvVar { name: name.into(), value: Some(value.into()), ..Default::default() }
+    EnvVar {
+        name: name.into(),
+        value: Some(value.into()),
+        ..Default::default()
+    }
 }
 
 fn probe(path: &str) -> Probe {
@@ -136,7 +157,10 @@ fn probe(path: &str) -> Probe {
 }
 
 fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+        .collect()
 }
 
 /// The operator Deployment: non-root, read-only root filesystem, no capabilities, seccomp
@@ -150,8 +174,14 @@ pub fn operator_deployment(opts: &Options) -> Deployment {
         metadata: meta(OPERATOR_NAME, Some(&opts.namespace)),
         spec: Some(DeploymentSpec {
             replicas: Some(1),
-            selector: LabelSelector { match_labels: Some(selector()), ..Default::default() },
-            strategy: Some(DeploymentStrategy { type_: Some("Recreate".into()), ..Default::default() }),
+            selector: LabelSelector {
+                match_labels: Some(selector()),
+                ..Default::default()
+            },
+            strategy: Some(DeploymentStrategy {
+                type_: Some("Recreate".into()),
+                ..Default::default()
+            }),
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels()),
@@ -168,7 +198,10 @@ pub fn operator_deployment(opts: &Options) -> Deployment {
                         run_as_non_root: Some(true),
                         run_as_user: Some(RUN_AS_USER),
                         run_as_group: Some(RUN_AS_USER),
-                        seccomp_profile: Some(SeccompProfile { type_: "RuntimeDefault".into(), ..Default::default() }),
+                        seccomp_profile: Some(SeccompProfile {
+                            type_: "RuntimeDefault".into(),
+                            ..Default::default()
+                        }),
                         ..Default::default()
                     }),
                     containers: vec![Container {
@@ -182,8 +215,18 @@ pub fn operator_deployment(opts: &Options) -> Deployment {
                             env_value(RELATED_IMAGE_ENV, &format!("{DEFAULT_REPOSITORY}:latest")),
                         ]),
                         ports: Some(vec![
-                            ContainerPort { name: Some("metrics".into()), container_port: METRICS_PORT, protocol: Some("TCP".into()), ..Default::default() },
-                            ContainerPort { name: Some("health".into()), container_port: HEALTH_PORT, protocol: Some("TCP".into()), ..Default::default() },
+                            ContainerPort {
+                                name: Some("metrics".into()),
+                                container_port: METRICS_PORT,
+                                protocol: Some("TCP".into()),
+                                ..Default::default()
+                            },
+                            ContainerPort {
+                                name: Some("health".into()),
+                                container_port: HEALTH_PORT,
+                                protocol: Some("TCP".into()),
+                                ..Default::default()
+                            },
                         ]),
                         liveness_probe: Some(probe("/healthz")),
                         readiness_probe: Some(probe("/readyz")),
@@ -196,7 +239,10 @@ pub fn operator_deployment(opts: &Options) -> Deployment {
                             allow_privilege_escalation: Some(false),
                             read_only_root_filesystem: Some(true),
                             run_as_non_root: Some(true),
-                            capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Default::default() }),
+                            capabilities: Some(Capabilities {
+                                drop: Some(vec!["ALL".into()]),
+                                ..Default::default()
+                            }),
                             ..Default::default()
                         }),
                         ..Default::default()
@@ -214,61 +260,115 @@ pub fn operator_deployment(opts: &Options) -> Deployment {
 pub fn sample() -> ReverseWordsApp {
     ReverseWordsApp::new(
         "reversewordsapp-sample",
-        ReverseWordsAppSpec { replicas: 1, app_version: Some("latest".into()) },
+        ReverseWordsAppSpec {
+            replicas: 1,
+            app_version: Some("latest".into()),
+        },
     )
 }
 
 /// Every manifest, in apply order.
 pub fn all(opts: &Options) -> Vec<Manifest> {
     let mut out = Vec::new();
-    let mut push = |file: &str, object: Value| out.push(Manifest { file: file.into(), object });
+    let mut push = |file: &str, object: Value| {
+        out.push(Manifest {
+            file: file.into(),
+            object,
+        })
+    };
     let ns = opts.namespace.as_str();
 
     if opts.include_namespace {
-        push("namespace.yaml", to_value(&Namespace { metadata: meta(ns, None), ..Default::default() }));
+        push(
+            "namespace.yaml",
+            to_value(&Namespace {
+                metadata: meta(ns, None),
+                ..Default::default()
+            }),
+        );
     }
     push("crd.yaml", to_value(&ReverseWordsApp::crd()));
-    push("service_account.yaml", to_value(&ServiceAccount { metadata: meta(OPERATOR_NAME, Some(ns)), ..Default::default() }));
+    push(
+        "service_account.yaml",
+        to_value(&ServiceAccount {
+            metadata: meta(OPERATOR_NAME, Some(ns)),
+            ..Default::default()
+        }),
+    );
 
     let manager = format!("{OPERATOR_NAME}-manager");
     match opts.watch.names() {
         None => {
-            push("manager_role.yaml", to_value(&ClusterRole {
-                metadata: meta(&manager, None),
-                rules: Some(rbac::policy_rules(rbac::RECONCILE)),
-                ..Default::default()
-            }));
-            push("manager_role_binding.yaml", to_value(&ClusterRoleBinding {
-                metadata: meta(&manager, None),
-                role_ref: RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "ClusterRole".into(), name: manager.clone() },
-                subjects: Some(subject(opts)),
-            }));
+            push(
+                "manager_role.yaml",
+                to_value(&ClusterRole {
+                    metadata: meta(&manager, None),
+                    rules: Some(rbac::policy_rules(rbac::RECONCILE)),
+                    ..Default::default()
+                }),
+            );
+            push(
+                "manager_role_binding.yaml",
+                to_value(&ClusterRoleBinding {
+                    metadata: meta(&manager, None),
+                    role_ref: RoleRef {
+                        api_group: "rbac.authorization.k8s.io".into(),
+                        kind: "ClusterRole".into(),
+                        name: manager.clone(),
+                    },
+                    subjects: Some(subject(opts)),
+                }),
+            );
         }
         Some(names) => {
             for watched in names {
-                let suffix = if names.len() == 1 { String::new() } else { format!("_{watched}") };
-                push(&format!("manager_role{suffix}.yaml"), to_value(&Role {
-                    metadata: meta(&manager, Some(watched)),
-                    rules: Some(rbac::policy_rules(rbac::RECONCILE)),
-                }));
-                push(&format!("manager_role_binding{suffix}.yaml"), to_value(&RoleBinding {
-                    metadata: meta(&manager, Some(watched)),
-                    role_ref: RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "Role".into(), name: manager.clone() },
-                    subjects: Some(subject(opts)),
-                }));
+                let suffix = if names.len() == 1 {
+                    String::new()
+                } else {
+                    format!("_{watched}")
+                };
+                push(
+                    &format!("manager_role{suffix}.yaml"),
+                    to_value(&Role {
+                        metadata: meta(&manager, Some(watched)),
+                        rules: Some(rbac::policy_rules(rbac::RECONCILE)),
+                    }),
+                );
+                push(
+                    &format!("manager_role_binding{suffix}.yaml"),
+                    to_value(&RoleBinding {
+                        metadata: meta(&manager, Some(watched)),
+                        role_ref: RoleRef {
+                            api_group: "rbac.authorization.k8s.io".into(),
+                            kind: "Role".into(),
+                            name: manager.clone(),
+                        },
+                        subjects: Some(subject(opts)),
+                    }),
+                );
             }
         }
     }
     let leader = format!("{OPERATOR_NAME}-leader-election");
-    push("leader_election_role.yaml", to_value(&Role {
-        metadata: meta(&leader, Some(ns)),
-        rules: Some(rbac::policy_rules(rbac::LEADER_ELECTION)),
-    }));
-    push("leader_election_role_binding.yaml", to_value(&RoleBinding {
-        metadata: meta(&leader, Some(ns)),
-        role_ref: RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "Role".into(), name: leader.clone() },
-        subjects: Some(subject(opts)),
-    }));
+    push(
+        "leader_election_role.yaml",
+        to_value(&Role {
+            metadata: meta(&leader, Some(ns)),
+            rules: Some(rbac::policy_rules(rbac::LEADER_ELECTION)),
+        }),
+    );
+    push(
+        "leader_election_role_binding.yaml",
+        to_value(&RoleBinding {
+            metadata: meta(&leader, Some(ns)),
+            role_ref: RoleRef {
+                api_group: "rbac.authorization.k8s.io".into(),
+                kind: "Role".into(),
+                name: leader.clone(),
+            },
+            subjects: Some(subject(opts)),
+        }),
+    );
     push("deployment.yaml", to_value(&operator_deployment(opts)));
     push("sample_reversewordsapp.yaml", to_value(&sample()));
     out
@@ -292,7 +392,9 @@ mod tests {
     use super::*;
 
     fn kinds(ms: &[Manifest]) -> Vec<String> {
-        ms.iter().map(|m| m.object["kind"].as_str().unwrap().to_string()).collect()
+        ms.iter()
+            .map(|m| m.object["kind"].as_str().unwrap().to_string())
+            .collect()
     }
 
     #[test]
@@ -300,19 +402,44 @@ mod tests {
         let ms = all(&Options::default());
         assert_eq!(
             kinds(&ms),
-            ["CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "ReverseWordsApp"]
+            [
+                "CustomResourceDefinition",
+                "ServiceAccount",
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "Role",
+                "RoleBinding",
+                "Deployment",
+                "ReverseWordsApp"
+            ]
         );
     }
 
     #[test]
     fn watched_namespaces_use_roles_in_each() {
-        let opts = Options { watch: WatchNamespaces::parse("a,b").unwrap(), include_namespace: true, ..Default::default() };
+        let opts = Options {
+            watch: WatchNamespaces::parse("a,b").unwrap(),
+            include_namespace: true,
+            ..Default::default()
+        };
         let ms = all(&opts);
-        let roles: Vec<_> = ms.iter().filter(|m| m.object["kind"] == "Role").map(|m| m.object["metadata"]["namespace"].as_str().unwrap().to_string()).collect();
+        let roles: Vec<_> = ms
+            .iter()
+            .filter(|m| m.object["kind"] == "Role")
+            .map(|m| {
+                m.object["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
         assert_eq!(roles, ["a", "b", DEFAULT_NAMESPACE]);
         assert!(!kinds(&ms).contains(&"ClusterRole".to_string()));
         assert_eq!(ms[0].object["kind"], "Namespace");
-        let dep = ms.iter().find(|m| m.object["kind"] == "Deployment").unwrap();
+        let dep = ms
+            .iter()
+            .find(|m| m.object["kind"] == "Deployment")
+            .unwrap();
         let env = &dep.object["spec"]["template"]["spec"]["containers"][0]["env"];
         assert_eq!(env[0]["name"], "WATCH_NAMESPACE");
         assert_eq!(env[0]["value"], "a,b");
@@ -323,7 +450,10 @@ mod tests {
         let d = serde_json::to_value(operator_deployment(&Options::default())).unwrap();
         let pod = &d["spec"]["template"]["spec"];
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
-        assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+        assert_eq!(
+            pod["securityContext"]["seccompProfile"]["type"],
+            "RuntimeDefault"
+        );
         let c = &pod["containers"][0];
         assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
         assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);

@@ -51,32 +51,81 @@ impl Metrics {
         let duration = Histogram::new(exponential_buckets(0.001, 2.0, 15));
         let ops = registry.sub_registry_with_prefix("reverse_words");
         ops.register("reconcile", "Reconciliations run", reconciles.clone());
-        ops.register("reconcile_errors", "Reconciliations that failed, by error kind", failures.clone());
-        ops.register_with_unit("reconcile_duration", "Time spent in a reconciliation", Unit::Seconds, duration.clone());
+        ops.register(
+            "reconcile_errors",
+            "Reconciliations that failed, by error kind",
+            failures.clone(),
+        );
+        ops.register_with_unit(
+            "reconcile_duration",
+            "Time spent in a reconciliation",
+            Unit::Seconds,
+            duration.clone(),
+        );
 
         let process = ProcessMetrics::default();
         let p = registry.sub_registry_with_prefix("process");
-        p.register_with_unit("resident_memory", "Resident memory size", Unit::Bytes, process.resident_memory.clone());
-        p.register_with_unit("virtual_memory", "Virtual memory size", Unit::Bytes, process.virtual_memory.clone());
-        p.register_with_unit("cpu", "Total user and system CPU time", Unit::Seconds, process.cpu_seconds.clone());
+        p.register_with_unit(
+            "resident_memory",
+            "Resident memory size",
+            Unit::Bytes,
+            process.resident_memory.clone(),
+        );
+        p.register_with_unit(
+            "virtual_memory",
+            "Virtual memory size",
+            Unit::Bytes,
+            process.virtual_memory.clone(),
+        );
+        p.register_with_unit(
+            "cpu",
+            "Total user and system CPU time",
+            Unit::Seconds,
+            process.cpu_seconds.clone(),
+        );
         p.register("threads", "Number of OS threads", process.threads.clone());
-        p.register("open_fds", "Number of open file descriptors", process.open_fds.clone());
-        p.register_with_unit("start_time", "Start time of the process since the Unix epoch", Unit::Seconds, process.start_time.clone());
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        p.register(
+            "open_fds",
+            "Number of open file descriptors",
+            process.open_fds.clone(),
+        );
+        p.register_with_unit(
+            "start_time",
+            "Start time of the process since the Unix epoch",
+            Unit::Seconds,
+            process.start_time.clone(),
+        );
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
         process.start_time.set(i64::try_from(now).unwrap_or(0));
 
-        Self { registry, reconciles, failures, duration, process }
+        Self {
+            registry,
+            reconciles,
+            failures,
+            duration,
+            process,
+        }
     }
 
     /// Starts timing one reconciliation; the duration is recorded when the guard drops.
     pub fn reconcile_started(&self) -> ReconcileTimer<'_> {
         self.reconciles.inc();
-        ReconcileTimer { metrics: self, start: Instant::now() }
+        ReconcileTimer {
+            metrics: self,
+            start: Instant::now(),
+        }
     }
 
     /// Counts a failed reconciliation.
     pub fn reconcile_failed(&self, error_kind: &str) {
-        self.failures.get_or_create(&ErrorLabels { error: error_kind.to_string() }).inc();
+        self.failures
+            .get_or_create(&ErrorLabels {
+                error: error_kind.to_string(),
+            })
+            .inc();
     }
 
     /// The OpenMetrics text exposition, with process metrics freshly read.
@@ -108,7 +157,9 @@ pub struct ReconcileTimer<'a> {
 
 impl Drop for ReconcileTimer<'_> {
     fn drop(&mut self) {
-        self.metrics.duration.observe(self.start.elapsed().as_secs_f64());
+        self.metrics
+            .duration
+            .observe(self.start.elapsed().as_secs_f64());
     }
 }
 

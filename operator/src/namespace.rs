@@ -17,7 +17,9 @@ pub enum WatchNamespaces {
 
 /// A WATCH_NAMESPACE value that is not a namespace list.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("WATCH_NAMESPACE: {name:?} is not a valid namespace name (lowercase RFC 1123 label, at most 63 characters)")]
+#[error(
+    "WATCH_NAMESPACE: {name:?} is not a valid namespace name (lowercase RFC 1123 label, at most 63 characters)"
+)]
 pub struct InvalidNamespace {
     pub name: String,
 }
@@ -29,7 +31,8 @@ pub fn is_dns_label(s: &str) -> bool {
         && b.len() <= 63
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 impl WatchNamespaces {
@@ -43,11 +46,17 @@ impl WatchNamespaces {
                 continue;
             }
             if !is_dns_label(name) {
-                return Err(InvalidNamespace { name: name.to_string() });
+                return Err(InvalidNamespace {
+                    name: name.to_string(),
+                });
             }
             set.insert(name.to_string());
         }
-        Ok(if set.is_empty() { Self::All } else { Self::Some(set) })
+        Ok(if set.is_empty() {
+            Self::All
+        } else {
+            Self::Some(set)
+        })
     }
 
     /// The namespaces, or `None` for all.
@@ -93,7 +102,10 @@ mod tests {
     #[test]
     fn one_and_many() {
         assert_eq!(WatchNamespaces::parse("team-a").unwrap(), some(&["team-a"]));
-        assert_eq!(WatchNamespaces::parse("b, a,b,").unwrap(), some(&["a", "b"]));
+        assert_eq!(
+            WatchNamespaces::parse("b, a,b,").unwrap(),
+            some(&["a", "b"])
+        );
         assert!(WatchNamespaces::parse("a,b").unwrap().contains("b"));
         assert!(!WatchNamespaces::parse("a,b").unwrap().contains("c"));
         assert!(WatchNamespaces::All.contains("anything"));

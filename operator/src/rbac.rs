@@ -90,7 +90,10 @@ mod tests {
     #[test]
     fn no_wildcards_and_no_secrets() {
         for r in RECONCILE.iter().chain(LEADER_ELECTION) {
-            assert!(!r.verbs.contains(&"*") && !r.resources.contains(&"*"), "{r:?}");
+            assert!(
+                !r.verbs.contains(&"*") && !r.resources.contains(&"*"),
+                "{r:?}"
+            );
             assert!(!r.resources.contains(&"secrets"), "{r:?}");
             assert!(!r.why.is_empty());
         }
@@ -100,6 +103,9 @@ mod tests {
     fn converts_to_policy_rules() {
         let rules = policy_rules(RECONCILE);
         assert_eq!(rules.len(), RECONCILE.len());
-        assert_eq!(rules[0].api_groups.as_ref().unwrap()[0], "apps.linuxera.org");
+        assert_eq!(
+            rules[0].api_groups.as_ref().unwrap()[0],
+            "apps.linuxera.org"
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::{ObjectReference, Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -60,16 +60,27 @@ impl Error {
             Error::Kube { .. } => "kube",
             Error::NoNamespace(_) => "invalid",
             Error::Finalizer(e) => match e.as_ref() {
-                finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => inner.metric_label(),
+                finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => {
+                    inner.metric_label()
+                }
                 _ => "finalizer",
             },
         }
     }
 }
 
-fn kube_err(action: &'static str, kind: &'static str, name: &str) -> impl FnOnce(kube::Error) -> Error {
+fn kube_err(
+    action: &'static str,
+    kind: &'static str,
+    name: &str,
+) -> impl FnOnce(kube::Error) -> Error {
     let name = name.to_string();
-    move |source| Error::Kube { action, kind, name, source }
+    move |source| Error::Kube {
+        action,
+        kind,
+        name,
+        source,
+    }
 }
 
 fn is_not_found(e: &kube::Error) -> bool {
@@ -92,7 +103,11 @@ impl Default for Backoff {
 
 impl Backoff {
     pub fn new(base: Duration, max: Duration) -> Self {
-        Self { base, max, failures: Mutex::new(HashMap::new()) }
+        Self {
+            base,
+            max,
+            failures: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Records a failure and returns how long to wait before the next attempt.
@@ -106,7 +121,10 @@ impl Backoff {
 
     /// Forgets the failures of an object after a success.
     pub fn succeeded(&self, key: &ObjectRef<ReverseWordsApp>) {
-        self.failures.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        self.failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
     }
 }
 
@@ -127,8 +145,16 @@ pub fn now() -> Time {
 }
 
 impl Context {
-    pub fn new(client: Client, image: OperandImage, metrics: Arc<Metrics>, instance: Option<String>) -> Self {
-        let reporter = Reporter { controller: FIELD_MANAGER.into(), instance };
+    pub fn new(
+        client: Client,
+        image: OperandImage,
+        metrics: Arc<Metrics>,
+        instance: Option<String>,
+    ) -> Self {
+        let reporter = Reporter {
+            controller: FIELD_MANAGER.into(),
+            instance,
+        };
         Self {
             recorder: Recorder::new(client.clone(), reporter),
             client,
@@ -140,8 +166,35 @@ impl Context {
     }
 
     /// Publishes an Event on the CR. Failing to record an event never fails a reconciliation.
-    async fn event(&self, cr: &ReverseWordsApp, type_: EventType, reason: &str, action: &str, note: String) {
-        let ev = KubeEvent { type_, reason: reason.into(), note: Some(note), action: action.into(), secondary: None };
+    async fn event(
+        &self,
+        cr: &ReverseWordsApp,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) {
+        self.event_about(cr, None, type_, reason, action, note)
+            .await
+    }
+
+    /// Publishes an Event on the CR that concerns one of its children (`related` in the API).
+    async fn event_about(
+        &self,
+        cr: &ReverseWordsApp,
+        related: Option<ObjectReference>,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) {
+        let ev = KubeEvent {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: action.into(),
+            secondary: related,
+        };
         if let Err(e) = self.recorder.publish(&ev, &cr.object_ref(&())).await {
             tracing::warn!(error = %e, reason, "cannot publish event");
         }
@@ -151,7 +204,9 @@ impl Context {
 /// Reconciles one ReverseWordsApp (the controller's entry point).
 pub async fn reconcile(cr: Arc<ReverseWordsApp>, ctx: Arc<Context>) -> Result<Action, Error> {
     let _timer = ctx.metrics.reconcile_started();
-    let ns = cr.namespace().ok_or_else(|| Error::NoNamespace(cr.name_any()))?;
+    let ns = cr
+        .namespace()
+        .ok_or_else(|| Error::NoNamespace(cr.name_any()))?;
     let key = ObjectRef::from_obj(cr.as_ref());
     let api: Api<ReverseWordsApp> = Api::namespaced(ctx.client.clone(), &ns);
     let inner = ctx.clone();
@@ -168,13 +223,22 @@ pub async fn reconcile(cr: Arc<ReverseWordsApp>, ctx: Arc<Context>) -> Result<Ac
             Ok(action)
         }
         // The CR was deleted between the trigger and our write: nothing left to do.
-        Err(finalizer::Error::AddFinalizer(e) | finalizer::Error::RemoveFinalizer(e)) if is_not_found(&e) => {
+        Err(finalizer::Error::AddFinalizer(e) | finalizer::Error::RemoveFinalizer(e))
+            if is_not_found(&e) =>
+        {
             ctx.backoff.succeeded(&key);
             Ok(Action::await_change())
         }
         Err(e) => {
             let err = Error::Finalizer(Box::new(e));
-            ctx.event(&cr, EventType::Warning, "ReconcileFailed", "Reconcile", err.to_string()).await;
+            ctx.event(
+                &cr,
+                EventType::Warning,
+                "ReconcileFailed",
+                "Reconcile",
+                err.to_string(),
+            )
+            .await;
             Err(err)
         }
     }
@@ -199,48 +263,121 @@ async fn apply(cr: &ReverseWordsApp, ctx: &Context) -> Result<Action, Error> {
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
     let dep_name = desired::deployment_name(&name);
     let want = desired::deployment(cr, &ctx.image);
-    let before = deployments.get_opt(&dep_name).await.map_err(kube_err("get", "Deployment", &dep_name))?;
+    let before =
+        deployments
+            .get_opt(&dep_name)
+            .await
+            .map_err(kube_err("get", "Deployment", &dep_name))?;
     let applied = deployments
         .patch(&dep_name, &pp, &Patch::Apply(&want))
         .await
         .map_err(kube_err("apply", "Deployment", &dep_name))?;
-    report_change(ctx, cr, "Deployment", &dep_name, before.map(|d| d.spec), &applied.spec).await;
+    report_change(
+        ctx,
+        cr,
+        "Deployment",
+        &dep_name,
+        before.map(|d| d.spec),
+        &applied.spec,
+    )
+    .await;
 
     // Service
     let services: Api<Service> = Api::namespaced(client.clone(), &ns);
     let svc_name = desired::service_name(&name);
     let want = desired::service(cr);
-    let before = services.get_opt(&svc_name).await.map_err(kube_err("get", "Service", &svc_name))?;
+    let before = services
+        .get_opt(&svc_name)
+        .await
+        .map_err(kube_err("get", "Service", &svc_name))?;
     let applied_svc = services
         .patch(&svc_name, &pp, &Patch::Apply(&want))
         .await
         .map_err(kube_err("apply", "Service", &svc_name))?;
-    report_change(ctx, cr, "Service", &svc_name, before.map(|s| s.spec), &applied_svc.spec).await;
+    report_change(
+        ctx,
+        cr,
+        "Service",
+        &svc_name,
+        before.map(|s| s.spec),
+        &applied_svc.spec,
+    )
+    .await;
 
     // Observe pods, compute status, write it only when it changed.
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
     let lp = ListParams::default().labels(&desired::selector_string(&name));
-    let pod_list = pods.list(&lp).await.map_err(kube_err("list", "Pod", &name))?;
+    let pod_list = pods
+        .list(&lp)
+        .await
+        .map_err(kube_err("list", "Pod", &name))?;
     let new_status = status::desired_status(cr, Some(&applied), &pod_list.items, (ctx.clock)());
     if cr.status.as_ref() != Some(&new_status) {
         let api: Api<ReverseWordsApp> = Api::namespaced(client, &ns);
-        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({ "status": new_status })))
-            .await
-            .map_err(kube_err("update status of", "ReverseWordsApp", &name))?;
+        api.patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": new_status })),
+        )
+        .await
+        .map_err(kube_err("update status of", "ReverseWordsApp", &name))?;
     }
-    Ok(Action::requeue(if status::is_ready(&new_status) { READY_RESYNC } else { NOT_READY_RESYNC }))
+    Ok(Action::requeue(if status::is_ready(&new_status) {
+        READY_RESYNC
+    } else {
+        NOT_READY_RESYNC
+    }))
 }
 
 /// Emits Created/Updated events when applying changed the cluster.
-async fn report_change<S: PartialEq>(ctx: &Context, cr: &ReverseWordsApp, kind: &str, name: &str, before: Option<Option<S>>, after: &Option<S>) {
+async fn report_change<S: PartialEq>(
+    ctx: &Context,
+    cr: &ReverseWordsApp,
+    kind: &str,
+    name: &str,
+    before: Option<Option<S>>,
+    after: &Option<S>,
+) {
+    let related = || {
+        Some(ObjectReference {
+            api_version: Some(
+                if kind == "Deployment" {
+                    "apps/v1"
+                } else {
+                    "v1"
+                }
+                .into(),
+            ),
+            kind: Some(kind.into()),
+            name: Some(name.into()),
+            namespace: cr.namespace(),
+            ..Default::default()
+        })
+    };
     match before {
         None => {
             tracing::info!(kind, name, "created");
-            ctx.event(cr, EventType::Normal, "Created", "Create", format!("Created {kind} {name}")).await;
+            ctx.event_about(
+                cr,
+                related(),
+                EventType::Normal,
+                "Created",
+                "Create",
+                format!("Created {kind} {name}"),
+            )
+            .await;
         }
         Some(before) if &before != after => {
             tracing::info!(kind, name, "updated");
-            ctx.event(cr, EventType::Normal, "Updated", "Update", format!("Updated {kind} {name} to the desired state")).await;
+            ctx.event_about(
+                cr,
+                related(),
+                EventType::Normal,
+                "Updated",
+                "Update",
+                format!("Updated {kind} {name} to the desired state"),
+            )
+            .await;
         }
         Some(_) => {}
     }
@@ -265,7 +402,14 @@ async fn cleanup(cr: &ReverseWordsApp, ctx: &Context) -> Result<Action, Error> {
         Err(e) if is_not_found(&e) => {}
         Err(e) => return Err(kube_err("delete", "Service", &svc_name)(e)),
     }
-    ctx.event(cr, EventType::Normal, "Deleted", "Delete", format!("Deleted {dep_name} and {svc_name}")).await;
+    ctx.event(
+        cr,
+        EventType::Normal,
+        "Deleted",
+        "Delete",
+        format!("Deleted {dep_name} and {svc_name}"),
+    )
+    .await;
     Ok(Action::await_change())
 }
 

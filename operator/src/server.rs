@@ -43,7 +43,10 @@ async fn readyz(State(health): State<Arc<Health>>) -> impl IntoResponse {
 
 async fn metrics(State(m): State<Arc<Metrics>>) -> impl IntoResponse {
     (
-        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
         m.encode(),
     )
 }
@@ -69,7 +72,9 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, "listening");
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 #[cfg(test)]
@@ -79,7 +84,11 @@ mod tests {
     async fn get_text(addr: SocketAddr, path: &str) -> (u16, String) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes()).await.unwrap();
+        s.write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
         let mut buf = String::new();
         s.read_to_string(&mut buf).await.unwrap();
         let code = buf[9..12].parse().unwrap();

@@ -70,10 +70,21 @@ pub fn readiness(deployment: Option<&Deployment>, desired_replicas: i32) -> Read
             "ReverseWords Deployment is not ready: {ready_replicas}/{desired_replicas} replicas ready, {updated} updated"
         )
     };
-    Readiness { ready, ready_replicas, message }
+    Readiness {
+        ready,
+        ready_replicas,
+        message,
+    }
 }
 
-fn condition(type_: &str, status: bool, reason: &str, message: &str, generation: Option<i64>, now: &Time) -> Condition {
+fn condition(
+    type_: &str,
+    status: bool,
+    reason: &str,
+    message: &str,
+    generation: Option<i64>,
+    now: &Time,
+) -> Condition {
     Condition {
         type_: type_.into(),
         status: if status { "True" } else { "False" }.into(),
@@ -93,7 +104,10 @@ pub fn set_condition(conditions: &mut Vec<Condition>, new: Condition) {
             } else {
                 new.last_transition_time.clone()
             };
-            *existing = Condition { last_transition_time: transition, ..new };
+            *existing = Condition {
+                last_transition_time: transition,
+                ..new
+            };
         }
         None => conditions.push(new),
     }
@@ -108,13 +122,34 @@ pub fn desired_status(
 ) -> ReverseWordsAppStatus {
     let current = cr.status.clone().unwrap_or_default();
     let r = readiness(deployment, cr.spec.effective_replicas());
-    let reason = if r.ready { REASON_READY } else { REASON_NOT_READY };
+    let reason = if r.ready {
+        REASON_READY
+    } else {
+        REASON_NOT_READY
+    };
     let generation = cr.metadata.generation;
     let mut conditions = current.conditions;
-    set_condition(&mut conditions, condition(CONDITION_READY, r.ready, reason, &r.message, generation, &now));
     set_condition(
         &mut conditions,
-        condition(CONDITION_DEPLOYMENT_NOT_READY, !r.ready, reason, &r.message, generation, &now),
+        condition(
+            CONDITION_READY,
+            r.ready,
+            reason,
+            &r.message,
+            generation,
+            &now,
+        ),
+    );
+    set_condition(
+        &mut conditions,
+        condition(
+            CONDITION_DEPLOYMENT_NOT_READY,
+            !r.ready,
+            reason,
+            &r.message,
+            generation,
+            &now,
+        ),
     );
     ReverseWordsAppStatus {
         app_pods: app_pods(pods),
@@ -152,14 +187,20 @@ mod tests {
                 deletion_timestamp: terminating.then(|| t(5)),
                 ..Default::default()
             },
-            status: Some(PodStatus { phase: Some(phase.into()), ..Default::default() }),
+            status: Some(PodStatus {
+                phase: Some(phase.into()),
+                ..Default::default()
+            }),
             ..Default::default()
         }
     }
 
     fn dep(generation: i64, observed: i64, ready: i32, updated: i32) -> Deployment {
         Deployment {
-            metadata: ObjectMeta { generation: Some(generation), ..Default::default() },
+            metadata: ObjectMeta {
+                generation: Some(generation),
+                ..Default::default()
+            },
             status: Some(DeploymentStatus {
                 observed_generation: Some(observed),
                 ready_replicas: Some(ready),
@@ -171,7 +212,13 @@ mod tests {
     }
 
     fn cr(replicas: i32) -> ReverseWordsApp {
-        let mut cr = ReverseWordsApp::new("example", ReverseWordsAppSpec { replicas, app_version: None });
+        let mut cr = ReverseWordsApp::new(
+            "example",
+            ReverseWordsAppSpec {
+                replicas,
+                app_version: None,
+            },
+        );
         cr.metadata.generation = Some(4);
         cr
     }
@@ -191,7 +238,10 @@ mod tests {
     #[test]
     fn readiness_needs_observed_generation_ready_and_updated() {
         assert!(readiness(Some(&dep(2, 2, 3, 3)), 3).ready);
-        assert!(!readiness(Some(&dep(3, 2, 3, 3)), 3).ready, "old generation");
+        assert!(
+            !readiness(Some(&dep(3, 2, 3, 3)), 3).ready,
+            "old generation"
+        );
         assert!(!readiness(Some(&dep(2, 2, 2, 3)), 3).ready, "not all ready");
         assert!(!readiness(Some(&dep(2, 2, 3, 1)), 3).ready, "rolling");
         assert!(!readiness(None, 1).ready);
@@ -201,9 +251,20 @@ mod tests {
     fn conditions_are_opposite_and_keep_transition_time() {
         let mut c = cr(2);
         let s1 = desired_status(&c, Some(&dep(1, 1, 0, 0)), &[], t(100));
-        let ready = s1.conditions.iter().find(|c| c.type_ == CONDITION_READY).unwrap();
-        let not_ready = s1.conditions.iter().find(|c| c.type_ == CONDITION_DEPLOYMENT_NOT_READY).unwrap();
-        assert_eq!((ready.status.as_str(), not_ready.status.as_str()), ("False", "True"));
+        let ready = s1
+            .conditions
+            .iter()
+            .find(|c| c.type_ == CONDITION_READY)
+            .unwrap();
+        let not_ready = s1
+            .conditions
+            .iter()
+            .find(|c| c.type_ == CONDITION_DEPLOYMENT_NOT_READY)
+            .unwrap();
+        assert_eq!(
+            (ready.status.as_str(), not_ready.status.as_str()),
+            ("False", "True")
+        );
         assert_eq!(ready.reason, REASON_NOT_READY);
         assert_eq!(ready.observed_generation, Some(4));
         assert!(!is_ready(&s1));
@@ -215,8 +276,17 @@ mod tests {
 
         // Ready now: the transition time moves.
         c.status = Some(s2);
-        let s3 = desired_status(&c, Some(&dep(1, 1, 2, 2)), &[pod("p", "Running", false)], t(300));
-        let ready = s3.conditions.iter().find(|c| c.type_ == CONDITION_READY).unwrap();
+        let s3 = desired_status(
+            &c,
+            Some(&dep(1, 1, 2, 2)),
+            &[pod("p", "Running", false)],
+            t(300),
+        );
+        let ready = s3
+            .conditions
+            .iter()
+            .find(|c| c.type_ == CONDITION_READY)
+            .unwrap();
         assert_eq!(ready.status, "True");
         assert_eq!(ready.last_transition_time, t(300));
         assert_eq!(s3.replicas, 2);
@@ -228,7 +298,10 @@ mod tests {
     #[test]
     fn set_condition_updates_message_without_moving_time() {
         let mut v = vec![condition("Ready", false, "A", "one", Some(1), &t(1))];
-        set_condition(&mut v, condition("Ready", false, "B", "two", Some(2), &t(9)));
+        set_condition(
+            &mut v,
+            condition("Ready", false, "B", "two", Some(2), &t(9)),
+        );
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].message, "two");
         assert_eq!(v[0].last_transition_time, t(1));

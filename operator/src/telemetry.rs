@@ -27,9 +27,15 @@ pub fn init(format: LogFormat) {
         LogFormat::Text => false,
         LogFormat::Auto => in_cluster() || !std::io::stderr().is_terminal(),
     };
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     let _ = if json {
-        builder.json().flatten_event(true).with_current_span(true).try_init()
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .try_init()
     } else {
         builder.try_init()
     };
