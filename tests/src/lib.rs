@@ -1,1 +1,50 @@
-//! placeholder
+//! Shared helpers for the workspace integration tests.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The kubeconfig of the cluster for end-to-end tests, from `E2E_KUBECONFIG`. `None` (and a
+/// SKIP line on stderr) when unset, so the suites pass on machines without a cluster.
+pub fn e2e_kubeconfig(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("E2E_KUBECONFIG") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ => {
+            eprintln!("SKIP {test}: E2E_KUBECONFIG is not set (point it at a kind/k3d/any cluster to run)");
+            None
+        }
+    }
+}
+
+/// A client for the kubeconfig at `path`.
+pub async fn client_for(path: &std::path::Path) -> anyhow::Result<kube::Client> {
+    let kc = kube::config::Kubeconfig::read_from(path)?;
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await?;
+    Ok(kube::Client::try_from(cfg)?)
+}
+
+/// Polls `check` until it returns `Some`, or fails after `timeout` with `what` in the message.
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Option<T>>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut last_err = None;
+    loop {
+        match check().await {
+            Ok(Some(v)) => return Ok(v),
+            Ok(None) => {}
+            Err(e) => last_err = Some(e),
+        }
+        if tokio::time::Instant::now() >= deadline {
+            anyhow::bail!("timed out after {timeout:?} waiting for {what}{}", last_err.map(|e| format!(" (last error: {e:#})")).unwrap_or_default());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// A unique, valid namespace name for one test run.
+pub fn unique_namespace(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    format!("{prefix}-{}-{nanos:x}", std::process::id())
+}
