@@ -23,7 +23,13 @@ const CRS: usize = 1000;
 fn crs() -> Vec<Arc<ReverseWordsApp>> {
     (0..CRS)
         .map(|i| {
-            let mut cr = ReverseWordsApp::new(&format!("app-{i}"), ReverseWordsAppSpec { replicas: (i % 5) as i32, app_version: Some(format!("v0.0.{}", i % 3)) });
+            let mut cr = ReverseWordsApp::new(
+                &format!("app-{i}"),
+                ReverseWordsAppSpec {
+                    replicas: (i % 5) as i32,
+                    app_version: Some(format!("v0.0.{}", i % 3)),
+                },
+            );
             cr.metadata.namespace = Some("bench".into());
             cr.metadata.uid = Some(format!("uid-{i}"));
             cr.metadata.generation = Some(1);
@@ -36,18 +42,32 @@ fn crs() -> Vec<Arc<ReverseWordsApp>> {
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
         .unwrap_or(0)
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
     let crs = crs();
     let ctx = rt.block_on(async {
         let (client, handle) = mock::client();
         tokio::spawn(mock::serve_forever(handle));
         Arc::new(Context {
-            recorder: Recorder::new(client.clone(), Reporter { controller: "bench".into(), instance: None }),
+            recorder: Recorder::new(
+                client.clone(),
+                Reporter {
+                    controller: "bench".into(),
+                    instance: None,
+                },
+            ),
             client,
             image: OperandImage::default(),
             metrics: Arc::new(Metrics::new()),
@@ -70,13 +90,19 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("reconcile");
     g.throughput(Throughput::Elements(CRS as u64));
     g.sample_size(10).measurement_time(Duration::from_secs(20));
-    g.bench_function("1000_crs_mock_api", |b| b.to_async(&rt).iter(|| run_all(ctx.clone())));
+    g.bench_function("1000_crs_mock_api", |b| {
+        b.to_async(&rt).iter(|| run_all(ctx.clone()))
+    });
     g.finish();
 
     let start = Instant::now();
     rt.block_on(run_all(ctx.clone()));
     let secs = start.elapsed().as_secs_f64();
-    println!("reconcile: {CRS} CRs in {secs:.3} s = {:.0} reconciles/s; peak RSS {} KiB", CRS as f64 / secs, peak_rss_kib());
+    println!(
+        "reconcile: {CRS} CRs in {secs:.3} s = {:.0} reconciles/s; peak RSS {} KiB",
+        CRS as f64 / secs,
+        peak_rss_kib()
+    );
 }
 
 criterion_group!(benches, bench);

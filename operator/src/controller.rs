@@ -134,8 +134,20 @@ pub async fn run(
     }
     let readiness = async move {
         for s in stores {
-            if s.wait_until_ready().await.is_err() {
-                return;
+            // kube's store readiness is a oneshot with a single waker: with the controller also
+            // waiting, this task may never be woken. Re-poll; once the controller has taken the
+            // value it is memoised and the next poll returns at once.
+            loop {
+                match tokio::time::timeout(
+                    std::time::Duration::from_millis(250),
+                    s.wait_until_ready(),
+                )
+                .await
+                {
+                    Ok(Ok(())) => break,
+                    Ok(Err(_)) => return,
+                    Err(_) => continue,
+                }
             }
         }
         tracing::info!("caches synced; ready");

@@ -9,7 +9,9 @@ pub fn e2e_kubeconfig(test: &str) -> Option<PathBuf> {
     match std::env::var_os("E2E_KUBECONFIG") {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ => {
-            eprintln!("SKIP {test}: E2E_KUBECONFIG is not set (point it at a kind/k3d/any cluster to run)");
+            eprintln!(
+                "SKIP {test}: E2E_KUBECONFIG is not set (point it at a kind/k3d/any cluster to run)"
+            );
             None
         }
     }
@@ -18,7 +20,8 @@ pub fn e2e_kubeconfig(test: &str) -> Option<PathBuf> {
 /// A client for the kubeconfig at `path`.
 pub async fn client_for(path: &std::path::Path) -> anyhow::Result<kube::Client> {
     let kc = kube::config::Kubeconfig::read_from(path)?;
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await?;
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+        .await?;
     Ok(kube::Client::try_from(cfg)?)
 }
 
@@ -37,7 +40,12 @@ where
             Err(e) => last_err = Some(e),
         }
         if tokio::time::Instant::now() >= deadline {
-            anyhow::bail!("timed out after {timeout:?} waiting for {what}{}", last_err.map(|e| format!(" (last error: {e:#})")).unwrap_or_default());
+            anyhow::bail!(
+                "timed out after {timeout:?} waiting for {what}{}",
+                last_err
+                    .map(|e| format!(" (last error: {e:#})"))
+                    .unwrap_or_default()
+            );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -45,6 +53,9 @@ where
 
 /// A unique, valid namespace name for one test run.
 pub fn unique_namespace(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
     format!("{prefix}-{}-{nanos:x}", std::process::id())
 }

@@ -19,26 +19,48 @@ const WAIT: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_reconciles_a_reversewordsapp_on_a_real_cluster() -> anyhow::Result<()> {
-    let Some(kubeconfig) = e2e_kubeconfig("operator e2e") else { return Ok(()) };
+    let Some(kubeconfig) = e2e_kubeconfig("operator e2e") else {
+        return Ok(());
+    };
     let client = client_for(&kubeconfig).await?;
     let pp = PatchParams::apply("reverse-words-e2e").force();
 
     // CRD, then a fresh namespace.
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.patch("reversewordsapps.apps.linuxera.org", &pp, &Patch::Apply(ReverseWordsApp::crd())).await?;
+    crds.patch(
+        "reversewordsapps.apps.linuxera.org",
+        &pp,
+        &Patch::Apply(ReverseWordsApp::crd()),
+    )
+    .await?;
     eventually("the CRD to be established", WAIT, || async {
         let crd = crds.get("reversewordsapps.apps.linuxera.org").await?;
-        let ok = crd.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Established" && c.status == "True");
+        let ok = crd
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True");
         Ok(ok.then_some(()))
     })
     .await?;
     let ns = unique_namespace("rw-e2e");
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}}))?).await?;
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+        )
+        .await?;
 
     // The operator, in-process, watching that namespace.
     let watch = WatchNamespaces::parse(&ns)?;
-    let ctx = Arc::new(reconcile::Context::new(client.clone(), image::OperandImage::default(), Arc::new(metrics::Metrics::new()), Some("e2e".into())));
+    let ctx = Arc::new(reconcile::Context::new(
+        client.clone(),
+        image::OperandImage::default(),
+        Arc::new(metrics::Metrics::new()),
+        Some("e2e".into()),
+    ));
     let health = Arc::new(server::Health::default());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stop = futures::FutureExt::shared(async move {
@@ -62,28 +84,64 @@ async fn scenario(client: &kube::Client, ns: &str, health: &server::Health) -> a
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
     let services: Api<Service> = Api::namespaced(client.clone(), ns);
 
-    eventually("the operator's caches to sync", WAIT, || async { Ok(health.is_ready().then_some(())) }).await?;
+    eventually("the operator's caches to sync", WAIT, || async {
+        Ok(health.is_ready().then_some(()))
+    })
+    .await?;
 
-    let cr = ReverseWordsApp::new("e2e", ReverseWordsAppSpec { replicas: 1, app_version: Some("v0.0.1".into()) });
+    let cr = ReverseWordsApp::new(
+        "e2e",
+        ReverseWordsAppSpec {
+            replicas: 1,
+            app_version: Some("v0.0.1".into()),
+        },
+    );
     apps.create(&PostParams::default(), &cr).await?;
 
     // Deployment, Service, finalizer, status.
-    let dep = eventually("dp-e2e", WAIT, || async { Ok(deployments.get_opt("dp-e2e").await?) }).await?;
-    let spec = dep.spec.clone().unwrap_or_default();
-    assert_eq!(spec.replicas, Some(1));
-    assert_eq!(spec.template.spec.unwrap_or_default().containers[0].image.as_deref(), Some("quay.io/mavazque/reversewords:v0.0.1"));
-    assert_eq!(dep.owner_references()[0].kind, "ReverseWordsApp");
-    let svc = eventually("service-e2e", WAIT, || async { Ok(services.get_opt("service-e2e").await?) }).await?;
-    assert_eq!(svc.spec.unwrap_or_default().type_.as_deref(), Some("LoadBalancer"));
-    let with_status = eventually("status conditions", WAIT, || async {
-        let cr = apps.get("e2e").await?;
-        Ok(cr.status.clone().filter(|s| s.conditions.len() == 2).map(|_| cr))
+    let dep = eventually("dp-e2e", WAIT, || async {
+        Ok(deployments.get_opt("dp-e2e").await?)
     })
     .await?;
-    assert!(with_status.finalizers().contains(&reconcile::FINALIZER.to_string()));
+    let spec = dep.spec.clone().unwrap_or_default();
+    assert_eq!(spec.replicas, Some(1));
+    assert_eq!(
+        spec.template.spec.unwrap_or_default().containers[0]
+            .image
+            .as_deref(),
+        Some("quay.io/mavazque/reversewords:v0.0.1")
+    );
+    assert_eq!(dep.owner_references()[0].kind, "ReverseWordsApp");
+    let svc = eventually("service-e2e", WAIT, || async {
+        Ok(services.get_opt("service-e2e").await?)
+    })
+    .await?;
+    assert_eq!(
+        svc.spec.unwrap_or_default().type_.as_deref(),
+        Some("LoadBalancer")
+    );
+    let with_status = eventually("status conditions", WAIT, || async {
+        let cr = apps.get("e2e").await?;
+        Ok(cr
+            .status
+            .clone()
+            .filter(|s| s.conditions.len() == 2)
+            .map(|_| cr))
+    })
+    .await?;
+    assert!(
+        with_status
+            .finalizers()
+            .contains(&reconcile::FINALIZER.to_string())
+    );
 
     // Scale through the scale subresource (what `kubectl scale` does).
-    apps.patch_scale("e2e", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 3}}))).await?;
+    apps.patch_scale(
+        "e2e",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 3}})),
+    )
+    .await?;
     eventually("dp-e2e scaled to 3", WAIT, || async {
         let d = deployments.get("dp-e2e").await?;
         Ok((d.spec.and_then(|s| s.replicas) == Some(3)).then_some(()))
@@ -91,19 +149,33 @@ async fn scenario(client: &kube::Client, ns: &str, health: &server::Health) -> a
     .await?;
 
     // appVersion upgrade rolls the Deployment.
-    apps.patch("e2e", &PatchParams::default(), &Patch::Merge(json!({"spec": {"appVersion": "v0.0.2"}}))).await?;
+    apps.patch(
+        "e2e",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"appVersion": "v0.0.2"}})),
+    )
+    .await?;
     eventually("image v0.0.2", WAIT, || async {
         let d = deployments.get("dp-e2e").await?;
-        let img = d.spec.and_then(|s| s.template.spec).and_then(|p| p.containers[0].image.clone());
+        let img = d
+            .spec
+            .and_then(|s| s.template.spec)
+            .and_then(|p| p.containers[0].image.clone());
         Ok((img.as_deref() == Some("quay.io/mavazque/reversewords:v0.0.2")).then_some(()))
     })
     .await?;
 
     // Self-heal: a deleted Service comes back.
     let old_uid = services.get("service-e2e").await?.uid();
-    services.delete("service-e2e", &DeleteParams::default()).await?;
+    services
+        .delete("service-e2e", &DeleteParams::default())
+        .await?;
     eventually("service-e2e recreated", WAIT, || async {
-        Ok(services.get_opt("service-e2e").await?.filter(|s| s.uid() != old_uid).map(|_| ()))
+        Ok(services
+            .get_opt("service-e2e")
+            .await?
+            .filter(|s| s.uid() != old_uid)
+            .map(|_| ()))
     })
     .await?;
 
@@ -111,7 +183,10 @@ async fn scenario(client: &kube::Client, ns: &str, health: &server::Health) -> a
     apps.delete("e2e", &DeleteParams::default()).await?;
     eventually("the CR and its children to be gone", WAIT, || async {
         let cr = apps.get_opt("e2e").await?;
-        let d = deployments.get_opt("dp-e2e").await?.filter(|d| d.metadata.deletion_timestamp.is_none());
+        let d = deployments
+            .get_opt("dp-e2e")
+            .await?
+            .filter(|d| d.metadata.deletion_timestamp.is_none());
         Ok((cr.is_none() && d.is_none()).then_some(()))
     })
     .await?;
@@ -120,17 +195,33 @@ async fn scenario(client: &kube::Client, ns: &str, health: &server::Health) -> a
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_instance_waits_for_the_lease() -> anyhow::Result<()> {
-    let Some(kubeconfig) = e2e_kubeconfig("leader election e2e") else { return Ok(()) };
+    let Some(kubeconfig) = e2e_kubeconfig("leader election e2e") else {
+        return Ok(());
+    };
     let client = client_for(&kubeconfig).await?;
     let ns = unique_namespace("rw-lease");
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}}))?).await?;
-    let cfg = |id: &str| leader::LeaseConfig { name: "reverse-words-operator-lock".into(), namespace: ns.clone(), identity: id.into(), duration: 15, grace: 5 };
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+        )
+        .await?;
+    let cfg = |id: &str| leader::LeaseConfig {
+        name: "reverse-words-operator-lock".into(),
+        namespace: ns.clone(),
+        identity: id.into(),
+        duration: 15,
+        grace: 5,
+    };
     let mut first = leader::campaign(client.clone(), &cfg("first")).await?;
     tokio::time::timeout(WAIT, first.acquired()).await??;
     let mut second = leader::campaign(client.clone(), &cfg("second")).await?;
     let waited = tokio::time::timeout(Duration::from_secs(8), second.acquired()).await;
-    assert!(waited.is_err(), "the second instance must not lead while the first holds the lease");
+    assert!(
+        waited.is_err(),
+        "the second instance must not lead while the first holds the lease"
+    );
     drop(first);
     let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
     Ok(())
