@@ -252,10 +252,10 @@ pub fn owned_crds(crds: &[&SourceObject], base_owned: &[Value]) -> (Vec<Value>, 
             entry.insert("name".into(), json!(name));
             entry.insert("version".into(), json!(version));
             entry.insert("kind".into(), json!(kind));
-            if !entry
+            if entry
                 .get("displayName")
                 .and_then(Value::as_str)
-                .is_some_and(|s| !s.is_empty())
+                .is_none_or(str::is_empty)
             {
                 let dn = same_name
                     .and_then(|b| b.get("displayName"))
@@ -264,10 +264,10 @@ pub fn owned_crds(crds: &[&SourceObject], base_owned: &[Value]) -> (Vec<Value>, 
                     .unwrap_or_else(|| display_name(kind));
                 entry.insert("displayName".into(), json!(dn));
             }
-            if !entry
+            if entry
                 .get("description")
                 .and_then(Value::as_str)
-                .is_some_and(|s| !s.is_empty())
+                .is_none_or(str::is_empty)
             {
                 let d = same_name
                     .and_then(|b| b.get("description"))

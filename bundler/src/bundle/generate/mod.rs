@@ -373,9 +373,10 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         if let Some(k) = &o.min_kube_version {
             spec.insert("minKubeVersion".into(), json!(k));
         }
-        if !spec
+        if spec
             .get("installModes")
-            .is_some_and(|m| m.as_array().is_some_and(|a| !a.is_empty()))
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
         {
             spec.insert("installModes".into(), default_install_modes());
         }

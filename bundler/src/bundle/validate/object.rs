@@ -56,20 +56,16 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
                     );
                 }
             }
-            "PriorityClass" => {
-                if o.get("globalDefault").and_then(Value::as_bool) == Some(true) {
-                    out.push(
-                        f(
-                            true,
-                            "priority-class",
-                            "globalDefault field cannot be set to true",
-                            "globalDefault",
-                        )
-                        .hint(
-                            "an operator must not change the priority of every pod in the cluster",
-                        ),
-                    );
-                }
+            "PriorityClass" if o.get("globalDefault").and_then(Value::as_bool) == Some(true) => {
+                out.push(
+                    f(
+                        true,
+                        "priority-class",
+                        "globalDefault field cannot be set to true",
+                        "globalDefault",
+                    )
+                    .hint("an operator must not change the priority of every pod in the cluster"),
+                );
             }
             "Role" | "ClusterRole" => {
                 for (i, r) in arr_at(o, "/rules").iter().enumerate() {
