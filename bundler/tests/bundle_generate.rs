@@ -724,3 +724,123 @@ fn validate_custom_categories_from_the_environment() {
         text(&o)
     );
 }
+
+#[test]
+fn admission_webhooks_become_webhook_definitions() {
+    let m = manifests_with(
+        "webhook.yaml",
+        r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: reverse-words-operator-validating-webhook-configuration
+webhooks:
+- admissionReviewVersions: [v1]
+  clientConfig:
+    service:
+      name: reverse-words-operator-webhook-service
+      namespace: reverse-words-operator-system
+      path: /validate-apps-linuxera-org-v1alpha1-reversewordsapp
+  failurePolicy: Fail
+  name: vreversewordsapp.kb.io
+  rules:
+  - apiGroups: [apps.linuxera.org]
+    apiVersions: [v1alpha1]
+    operations: [CREATE, UPDATE]
+    resources: [reversewordsapps]
+  sideEffects: None
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: reverse-words-operator-webhook-service
+  namespace: reverse-words-operator-system
+spec:
+  ports:
+  - port: 443
+    protocol: TCP
+    targetPort: 9443
+  selector:
+    control-plane: controller-manager
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: serving-cert
+spec:
+  secretName: webhook-server-cert
+"#,
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("b");
+    let o = generate_from(m.path(), &out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("cert-manager Certificate serving-cert dropped"),
+        "{}",
+        text(&o)
+    );
+    let c = csv(&out);
+    let w = &c["spec"]["webhookdefinitions"][0];
+    assert_eq!(w["type"], "ValidatingAdmissionWebhook");
+    assert_eq!(w["generateName"], "vreversewordsapp.kb.io");
+    assert_eq!(
+        w["deploymentName"],
+        "reverse-words-operator-controller-manager"
+    );
+    assert_eq!(w["containerPort"], 443);
+    assert_eq!(w["targetPort"], 9443);
+    assert_eq!(
+        w["webhookPath"],
+        "/validate-apps-linuxera-org-v1alpha1-reversewordsapp"
+    );
+    assert_eq!(w["rules"][0]["resources"][0], "reversewordsapps");
+    assert!(
+        !out.join("manifests/reverse-words-operator-webhook-service_v1_service.yaml")
+            .exists(),
+        "OLM creates the webhook Service"
+    );
+}
+
+#[test]
+fn csv_base_may_come_with_the_manifests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    assert!(generate(&a, 1000, &[]).status.success());
+    let base = std::fs::read_to_string(
+        fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"),
+    )
+    .unwrap();
+    let m = manifests_with("zz_base.clusterserviceversion.yaml", &base);
+    let b = tmp.path().join("b");
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(m.path())
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--default-channel",
+            "stable",
+            "--min-kube-version",
+            "1.25.0",
+            "-o",
+        ])
+        .arg(&b)
+        .env("SOURCE_DATE_EPOCH", "1000")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(snapshot(&a), snapshot(&b));
+    // Both a base in the manifests and --csv-base: ambiguous, refused.
+    let o = generate_from(m.path(), &tmp.path().join("c"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("a second ClusterServiceVersion"),
+        "{}",
+        text(&o)
+    );
+}

@@ -58,6 +58,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub manifests: Option<String>,
     /// The CSV base with the hand-written metadata (display name, description, icon, ...).
+    /// Optional when the manifests include it (`kustomize build config/manifests`).
     #[arg(long)]
     pub csv_base: Option<PathBuf>,
     /// Package name; the CSV is named `<package>.v<version>`.
@@ -163,7 +164,8 @@ fn created_at() -> anyhow::Result<String> {
 
 struct Resolved {
     manifests: String,
-    csv_base: PathBuf,
+    /// `None`: the CSV base comes with the manifests.
+    csv_base: Option<PathBuf>,
     output: PathBuf,
     options: GenerateOptions,
 }
@@ -192,10 +194,7 @@ fn resolve(args: GenerateArgs) -> Result<Resolved, String> {
             })
         })
         .ok_or("--manifests is required (a directory, or - for stdin)")?;
-    let csv_base = args
-        .csv_base
-        .or_else(|| cfg.csv_base.map(rel))
-        .ok_or("--csv-base is required")?;
+    let csv_base = args.csv_base.or_else(|| cfg.csv_base.map(rel));
     let package = args
         .package
         .or(cfg.package)
@@ -276,21 +275,32 @@ fn run_generate(args: GenerateArgs) -> ExitCode {
         }
         generate::input::read_dir(dir)
     };
-    let manifests = match manifests {
+    let mut manifests = match manifests {
         Ok(m) => m,
         Err(e) => {
             return failure(&anyhow::Error::new(e).context("cannot read the operator manifests"));
         }
     };
-    let csv_base = match yaml::load_one::<serde_json::Value>(&r.csv_base) {
-        Ok(v) => v,
-        Err(e @ YamlError::Io { .. }) => return usage(e),
-        Err(e) => return failure(&anyhow::Error::new(e).context("cannot read the CSV base")),
+    let (csv_base, csv_base_path) = match &r.csv_base {
+        Some(path) => match yaml::load_one::<serde_json::Value>(path) {
+            Ok(v) => (v, path.clone()),
+            Err(e @ YamlError::Io { .. }) => return usage(e),
+            Err(e) => return failure(&anyhow::Error::new(e).context("cannot read the CSV base")),
+        },
+        None => match generate::take_csv_base(&mut manifests) {
+            Ok(Some(base)) => (base.object, PathBuf::from(base.source)),
+            Ok(None) => {
+                return usage(
+                    "--csv-base is required when the manifests hold no ClusterServiceVersion",
+                );
+            }
+            Err(e) => return failure(&anyhow::Error::new(e)),
+        },
     };
     let input = GenerateInput {
         manifests,
         csv_base,
-        csv_base_path: r.csv_base.clone(),
+        csv_base_path,
         options: r.options,
         previous: generate::read_previous(&r.output),
     };

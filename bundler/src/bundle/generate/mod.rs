@@ -30,6 +30,7 @@ pub mod csv;
 pub mod diff;
 pub mod files;
 pub mod input;
+pub mod webhooks;
 
 pub use input::SourceObject;
 
@@ -195,6 +196,16 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
             });
         }
         match o.kind() {
+            "ClusterServiceVersion" => {
+                return Err(GenerateError::Input {
+                    origin: o.source.clone(),
+                    message: format!(
+                        "a second ClusterServiceVersion ({}) besides the CSV base {}: give the base once, either in the manifests or with --csv-base",
+                        o.name(),
+                        input.csv_base_path.display()
+                    ),
+                });
+            }
             "CustomResourceDefinition" => crds.push(o),
             "Deployment" => deployments.push(o),
             _ => {}
@@ -226,6 +237,8 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
     accounts.extend(o.extra_service_accounts.iter().cloned());
     let perms = csv::permissions(objects, &accounts)?;
     warnings.extend(perms.warnings.iter().cloned());
+    let hooks = webhooks::collect(objects, &deployments)?;
+    warnings.extend(hooks.warnings.iter().cloned());
 
     // Everything that is not folded into the CSV.
     let mut examples = Vec::new();
@@ -233,6 +246,7 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
     for (i, obj) in objects.iter().enumerate() {
         let kind = obj.kind();
         if perms.consumed.contains(&i)
+            || hooks.consumed.contains(&i)
             || matches!(
                 kind,
                 "Deployment" | "Namespace" | "CustomResourceDefinition"
@@ -415,6 +429,9 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         if crd_section.as_object().is_some_and(Map::is_empty) {
             spec.remove("customresourcedefinitions");
         }
+        if !hooks.definitions.is_empty() {
+            spec.insert("webhookdefinitions".into(), json!(hooks.definitions));
+        }
         if related.is_empty() {
             spec.remove("relatedImages");
         } else {
@@ -505,11 +522,36 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
     })
 }
 
+/// Takes the CSV base out of the manifests when it came with them (`kustomize build
+/// config/manifests` includes `bases/<package>.clusterserviceversion.yaml`). Returns `None`
+/// when the manifests hold no CSV; more than one is an error.
+pub fn take_csv_base(
+    manifests: &mut Vec<SourceObject>,
+) -> Result<Option<SourceObject>, GenerateError> {
+    let mut csvs: Vec<usize> = manifests
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.kind() == "ClusterServiceVersion")
+        .map(|(i, _)| i)
+        .collect();
+    match csvs.len() {
+        0 => Ok(None),
+        1 => Ok(csvs.pop().map(|i| manifests.remove(i))),
+        _ => Err(GenerateError::Input {
+            origin: csvs
+                .iter()
+                .map(|&i| manifests[i].source.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+            message:
+                "the manifests hold more than one ClusterServiceVersion; keep only the CSV base"
+                    .into(),
+        }),
+    }
+}
+
 fn hint_for_kind(kind: &str) -> &'static str {
     match kind {
-        "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration" => {
-            ". Describe webhooks in the CSV base's spec.webhookdefinitions instead: OLM creates the configurations and their certificates"
-        }
         "Certificate" | "Issuer" | "ClusterIssuer" => {
             ". OLM provides webhook certificates itself; leave cert-manager objects out of the bundle input"
         }
