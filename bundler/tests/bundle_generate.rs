@@ -638,7 +638,7 @@ fn validate_json_output_and_exit_codes() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("error [objects] manifests/sts.yaml kind: StatefulSet is not supported type for registryV1 bundle"), "{stdout}");
+    assert!(stdout.contains("error [objects] manifests/sts.yaml:2 kind: StatefulSet is not supported type for registryV1 bundle"), "{stdout}");
     assert!(
         stdout.contains("hint: OLM installs only these kinds"),
         "{stdout}"

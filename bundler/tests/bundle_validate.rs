@@ -298,6 +298,7 @@ fn objects_unsupported_kind_and_bad_metadata() {
         .find(|f| f.check == "supported-kinds")
         .unwrap();
     assert_eq!(f.file.as_deref(), Some(Path::new("manifests/sts.yaml")));
+    assert_eq!(f.line, Some(2), "the line of `kind`");
 }
 
 // ---- csv ----
@@ -509,6 +510,28 @@ fn crd_preserve_unknown_fields_and_v1beta1_default() {
     });
     let r = run(b.path(), &Options::default());
     assert!(r.passed(false), "{:#?}", r.findings);
+}
+
+#[test]
+fn findings_carry_the_line_of_their_field() {
+    let b = good_bundle();
+    edit(b.path(), CSV, |v| {
+        v["spec"]["installModes"][1]["type"] = json!("Somewhere")
+    });
+    let r = run(b.path(), &Options::default());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.check == "install-modes")
+        .unwrap();
+    assert_eq!(f.field.as_deref(), Some("spec.installModes[1].type"));
+    let text = std::fs::read_to_string(b.path().join(CSV)).unwrap();
+    let line = text.lines().nth(f.line.unwrap() - 1).unwrap();
+    assert!(
+        line.contains("type: Somewhere"),
+        "line {:?}: {line}",
+        f.line
+    );
 }
 
 #[test]

@@ -24,6 +24,7 @@ pub mod csv;
 pub mod deprecated_apis;
 pub mod format;
 pub mod good_practices;
+pub mod locate;
 pub mod object;
 pub mod objects;
 pub mod operatorhub;
@@ -59,6 +60,9 @@ pub struct Finding {
     /// The file, relative to the bundle root, when the problem is in one file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
+    /// The 1-based line of `field` (or of its nearest ancestor) in `file`, when found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
     /// The field path inside the object (`spec.installModes`), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
@@ -90,6 +94,7 @@ impl Finding {
             validator,
             check,
             file: None,
+            line: None,
             field: None,
             hint: None,
         }
@@ -117,6 +122,9 @@ impl fmt::Display for Finding {
         write!(f, "{} [{}]", self.level, self.validator)?;
         if let Some(file) = &self.file {
             write!(f, " {}", file.display())?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+            }
         }
         if let Some(field) = self
             .field
@@ -275,7 +283,24 @@ pub fn validate(bundle: &BundleDir, opts: &Options) -> Report {
             });
         }
     }
+    add_lines(&bundle.root, &mut findings);
     Report { findings }
+}
+
+/// Fills in [`Finding::line`] from the field path, reading each file once.
+fn add_lines(root: &Path, findings: &mut [Finding]) {
+    let mut texts: std::collections::BTreeMap<PathBuf, Option<String>> = Default::default();
+    for f in findings.iter_mut() {
+        let (Some(file), Some(field)) = (&f.file, &f.field) else {
+            continue;
+        };
+        let text = texts
+            .entry(file.clone())
+            .or_insert_with(|| std::fs::read_to_string(root.join(file)).ok());
+        if let Some(text) = text {
+            f.line = locate::line_of(text, field);
+        }
+    }
 }
 
 /// Loads and validates a bundle directory in one step.
