@@ -344,6 +344,34 @@ fn stdin_stream_gives_the_same_bundle_as_the_directory() {
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(snapshot(&a), snapshot(&b));
+    // The same stream as one file.
+    let file = tmp.path().join("operator.yaml");
+    std::fs::write(&file, &stream).unwrap();
+    let c = tmp.path().join("c");
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(&file)
+        .arg("--csv-base")
+        .arg(fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--default-channel",
+            "stable",
+            "--min-kube-version",
+            "1.25.0",
+            "-o",
+        ])
+        .arg(&c)
+        .env("SOURCE_DATE_EPOCH", "1000")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(snapshot(&a), snapshot(&c));
 }
 
 #[test]
@@ -843,4 +871,83 @@ fn csv_base_may_come_with_the_manifests() {
         "{}",
         text(&o)
     );
+}
+
+#[test]
+fn extra_service_accounts_get_their_rbac_in_the_csv() {
+    let m = manifests_with(
+        "zz_runner.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: app-runner}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: app-runner}\nrules:\n- apiGroups: ['']\n  resources: [secrets]\n  verbs: [get]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: app-runner}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: app-runner}\nsubjects:\n- {kind: ServiceAccount, name: app-runner}\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    // Without the flag the account's objects are plain manifests.
+    let a = tmp.path().join("a");
+    assert!(generate_from(m.path(), &a).status.success());
+    assert!(
+        a.join("manifests/app-runner_v1_serviceaccount.yaml")
+            .exists()
+    );
+    assert!(
+        a.join("manifests/app-runner_rbac.authorization.k8s.io_v1_role.yaml")
+            .exists()
+    );
+    // With it, the Role becomes permissions of that account and OLM creates the account.
+    let b = tmp.path().join("b");
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(m.path())
+        .arg("--csv-base")
+        .arg(fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--extra-service-accounts",
+            "app-runner",
+            "-o",
+        ])
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let c = csv(&b);
+    let perms = c["spec"]["install"]["spec"]["permissions"]
+        .as_array()
+        .unwrap();
+    assert_eq!(perms[0]["serviceAccountName"], "app-runner");
+    assert_eq!(perms[0]["rules"][0]["resources"][0], "secrets");
+    assert_eq!(
+        perms[1]["serviceAccountName"],
+        "reverse-words-operator-controller-manager"
+    );
+    assert!(
+        !b.join("manifests/app-runner_v1_serviceaccount.yaml")
+            .exists()
+    );
+    assert!(
+        !b.join("manifests/app-runner_rbac.authorization.k8s.io_v1_role.yaml")
+            .exists()
+    );
+}
+
+#[test]
+fn operator_sdk_selector_spellings_are_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = good(tmp.path());
+    for sel in [
+        "name=good-practices",
+        "suite=operatorframework",
+        "operatorhubv2",
+        "alpha-deprecated-apis",
+    ] {
+        let o = olm()
+            .args(["bundle", "validate", "--strict", "--select-optional", sel])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{sel}: {}", text(&o));
+    }
 }

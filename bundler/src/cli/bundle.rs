@@ -53,8 +53,8 @@ pub struct GenerateArgs {
     /// YAML file with the settings below (flags override it).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// The operator's manifests: a directory (searched recursively) or `-` for a
-    /// multi-document YAML stream on stdin (e.g. `kustomize build config/default`).
+    /// The operator's manifests: a directory (searched recursively), one multi-document YAML
+    /// file, or `-` for a stream on stdin (e.g. `kustomize build config/default | ...`).
     #[arg(long)]
     pub manifests: Option<String>,
     /// The CSV base with the hand-written metadata (display name, description, icon, ...).
@@ -266,14 +266,20 @@ fn run_generate(args: GenerateArgs) -> ExitCode {
         }
         generate::input::parse_stream("<stdin>", &text)
     } else {
-        let dir = Path::new(&r.manifests);
-        if !dir.is_dir() {
+        let path = Path::new(&r.manifests);
+        if path.is_dir() {
+            generate::input::read_dir(path)
+        } else if path.is_file() {
+            match yaml::read_file(path).and_then(|b| yaml::utf8(path, &b).map(str::to_string)) {
+                Ok(text) => generate::input::parse_stream(&path.display().to_string(), &text),
+                Err(e) => return usage(e),
+            }
+        } else {
             return usage(format!(
-                "--manifests {}: not a directory (use - to read a stream from stdin)",
-                dir.display()
+                "--manifests {}: no such file or directory (use - to read a stream from stdin)",
+                path.display()
             ));
         }
-        generate::input::read_dir(dir)
     };
     let mut manifests = match manifests {
         Ok(m) => m,

@@ -173,7 +173,10 @@ impl Suite {
     /// `alpha-deprecated-apis`, `standardcategories`, ...). `suite=operatorframework` selects
     /// what operator-sdk's label selector selects.
     pub fn parse(s: &str) -> Result<Vec<Suite>, String> {
-        Ok(match s.trim() {
+        let s = s.trim();
+        // operator-sdk selects by label: `name=good-practices`.
+        let s = s.strip_prefix("name=").unwrap_or(s);
+        Ok(match s {
             "operatorhub" | "operatorhubv2" | "operatorhub/v2" => vec![Suite::OperatorHub],
             "capabilities" | "standardcapabilities" => vec![Suite::Capabilities],
             "categories" | "standardcategories" => vec![Suite::Categories],
