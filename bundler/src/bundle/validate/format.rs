@@ -18,10 +18,33 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
     let b = ctx.bundle;
     let mut out = Vec::new();
     if !b.has_manifests_dir {
+        // A common slip: the objects sit at the bundle root instead of in manifests/.
+        let stray = std::fs::read_dir(&b.root)
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| {
+                        let n = e.file_name().to_string_lossy().into_owned();
+                        e.path().is_file()
+                            && (n.ends_with(".yaml") || n.ends_with(".yml") || n.ends_with(".json"))
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        let hint = if stray > 0 {
+            format!(
+                "{stray} YAML/JSON file(s) sit at the bundle root: move the Kubernetes objects into manifests/"
+            )
+        } else {
+            "a registry+v1 bundle keeps its Kubernetes objects (the CSV, CRDs, ...) in manifests/ at the bundle root".to_string()
+        };
         out.push(
-            Finding::error(V, "missing-directory", "Unable to locate manifests directory")
-                .file("manifests/")
-                .hint("a registry+v1 bundle keeps its Kubernetes objects (the CSV, CRDs, ...) in manifests/ at the bundle root"),
+            Finding::error(
+                V,
+                "missing-directory",
+                "Unable to locate manifests directory",
+            )
+            .file("manifests/")
+            .hint(hint),
         );
     }
     if !b.has_metadata_dir {
