@@ -300,10 +300,9 @@ fn stdin_stream_gives_the_same_bundle_as_the_directory() {
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     assert!(generate(&a, 1000, &[]).status.success());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures().join("operator"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
+    let mut files: Vec<PathBuf> = snapshot(&fixtures().join("operator"))
+        .into_iter()
+        .map(|(p, _)| fixtures().join("operator").join(p))
         .filter(|p| !p.ends_with("kustomization.yaml"))
         .collect();
     files.sort();
@@ -440,11 +439,10 @@ fn extra_annotations_survive_regeneration() {
 /// A copy of the fixture manifests plus one extra file.
 fn manifests_with(extra_name: &str, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for e in std::fs::read_dir(fixtures().join("operator"))
-        .unwrap()
-        .flatten()
-    {
-        std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+    for (rel, bytes) in snapshot(&fixtures().join("operator")) {
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, bytes).unwrap();
     }
     std::fs::write(dir.path().join(extra_name), extra).unwrap();
     dir
