@@ -949,3 +949,78 @@ fn operator_sdk_selector_spellings_are_accepted() {
         assert!(o.status.success(), "{sel}: {}", text(&o));
     }
 }
+
+#[test]
+fn conversion_webhooks_need_all_namespaces_only() {
+    // The fixture CRD with a conversion webhook, served by the operator's Deployment.
+    let crd_path = fixtures().join("operator/crd/bases/apps.linuxera.org_reversewordsapps.yaml");
+    let mut crd: Value = yaml::load_one(&crd_path).unwrap();
+    crd["spec"]["conversion"] = serde_json::json!({
+        "strategy": "Webhook",
+        "webhook": {"clientConfig": {"service": {"name": "reverse-words-operator-webhook-service", "namespace": "system", "path": "/convert"}}, "conversionReviewVersions": ["v1"]}
+    });
+    let m = manifests_with(
+        "zz_svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: reverse-words-operator-webhook-service}\nspec:\n  ports: [{port: 443, targetPort: 9443}]\n  selector: {control-plane: controller-manager}\n",
+    );
+    std::fs::write(
+        m.path()
+            .join("crd/bases/apps.linuxera.org_reversewordsapps.yaml"),
+        yaml::to_yaml(&crd).unwrap(),
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // The fixture base supports OwnNamespace too: refused, with the reason.
+    let o = generate_from(m.path(), &tmp.path().join("a"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(
+            "only AllNamespaces InstallModeType is supported when conversionCRDs is present"
+        ),
+        "{}",
+        text(&o)
+    );
+    // With AllNamespaces only it works.
+    let base_text = std::fs::read_to_string(
+        fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"),
+    )
+    .unwrap();
+    let mut base: Value = yaml::parse_one(Path::new("base"), &base_text).unwrap();
+    base["spec"]["installModes"] = serde_json::json!([
+        {"type": "OwnNamespace", "supported": false},
+        {"type": "SingleNamespace", "supported": false},
+        {"type": "MultiNamespace", "supported": false},
+        {"type": "AllNamespaces", "supported": true},
+    ]);
+    let base_path = tmp.path().join("base.yaml");
+    std::fs::write(&base_path, yaml::to_yaml(&base).unwrap()).unwrap();
+    let out = tmp.path().join("b");
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(m.path())
+        .arg("--csv-base")
+        .arg(&base_path)
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let w = &csv(&out)["spec"]["webhookdefinitions"][0];
+    assert_eq!(w["type"], "ConversionWebhook");
+    assert_eq!(w["conversionCRDs"][0], "reversewordsapps.apps.linuxera.org");
+    assert_eq!(w["generateName"], "creversewordsapps.kb.io");
+    assert_eq!(
+        w["deploymentName"],
+        "reverse-words-operator-controller-manager"
+    );
+    assert_eq!(w["targetPort"], 9443);
+    assert_eq!(w["webhookPath"], "/convert");
+}
