@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::v::{arr_at, str_at};
+use super::v::arr_at;
 use super::{Ctx, Finding};
 use crate::bundle::load::keys;
 use crate::bundle::names;
@@ -150,6 +150,5 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
                 .field("metadata.name"),
         ),
     }
-    let _ = str_at;
     out
 }
