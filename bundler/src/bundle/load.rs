@@ -76,6 +76,10 @@ pub struct BundleDir {
     pub unexpected_entries: Vec<PathBuf>,
     /// Other files under `tests/scorecard/` (relative paths), for image builds.
     pub scorecard_files: Vec<PathBuf>,
+    /// `metadata/dependencies.yaml` or `properties.yaml` files that could not be read and were
+    /// skipped, with the reason: opm and OLM skip undecodable metadata files too, so this is
+    /// for validation to report, not a load failure.
+    pub skipped_metadata: Vec<(PathBuf, String)>,
 }
 
 /// A bundle directory that could not be read at all.
@@ -149,8 +153,18 @@ impl BundleDir {
             if ann.is_file() {
                 b.annotations = Some(load_annotations(&ann)?);
             }
-            b.dependencies = load_list(&metadata_dir.join("dependencies.yaml"), "dependencies")?;
-            b.properties = load_list(&metadata_dir.join("properties.yaml"), "properties")?;
+            for (file, key) in [
+                ("dependencies.yaml", "dependencies"),
+                ("properties.yaml", "properties"),
+            ] {
+                match load_list(&metadata_dir.join(file), key) {
+                    Ok(list) if key == "dependencies" => b.dependencies = list,
+                    Ok(list) => b.properties = list,
+                    Err(e) => b
+                        .skipped_metadata
+                        .push((Path::new("metadata").join(file), e.to_string())),
+                }
+            }
         }
 
         let scorecard = root.join("tests/scorecard");

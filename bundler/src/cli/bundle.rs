@@ -1,17 +1,534 @@
-//! `olm bundle ...`.
+//! `olm bundle ...`: generate, validate, build.
 
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Deserialize;
+
+use olm_bundler::bundle::generate::{self, GenerateInput, GenerateOptions, OWNED_DIRS};
+use olm_bundler::bundle::load::{BundleDir, LoadError};
+use olm_bundler::bundle::validate::{self, Finding, Level, Options, Report, Suite};
+use olm_bundler::yaml::{self, YamlError};
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCommand {
+    /// Generate a registry+v1 bundle (CSV, CRDs, annotations, bundle.Dockerfile) from an
+    /// operator's manifests and a CSV base.
+    #[command(disable_version_flag = true)]
+    Generate(Box<GenerateArgs>),
+    /// Validate a bundle directory as operator-framework/api's validators do.
+    Validate(ValidateArgs),
     /// Build the bundle image (one layer: manifests/, metadata/, tests/scorecard/).
     Build(super::image::BundleBuildArgs),
 }
 
 pub async fn run(cmd: BundleCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        BundleCommand::Generate(args) => Ok(run_generate(*args)),
+        BundleCommand::Validate(args) => Ok(run_validate(args)),
         BundleCommand::Build(args) => super::image::bundle_build(args).await,
+    }
+}
+
+/// Exit code 2: bad usage or unreadable input.
+fn usage(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+fn failure(err: &anyhow::Error) -> ExitCode {
+    super::report(err);
+    ExitCode::FAILURE
+}
+
+/// `olm bundle generate`. Every setting can also come from `--config <file>` (YAML with the
+/// same names as the flags, e.g. `csv-base:`, `default-channel:`; paths relative to the
+/// config file); flags win over the file.
+#[derive(Debug, Args, Default)]
+pub struct GenerateArgs {
+    /// YAML file with the settings below (flags override it).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The operator's manifests: a directory (searched recursively), one multi-document YAML
+    /// file, or `-` for a stream on stdin (e.g. `kustomize build config/default | ...`).
+    #[arg(long)]
+    pub manifests: Option<String>,
+    /// The CSV base with the hand-written metadata (display name, description, icon, ...).
+    /// Optional when the manifests include it (`kustomize build config/manifests`).
+    #[arg(long)]
+    pub csv_base: Option<PathBuf>,
+    /// Package name; the CSV is named `<package>.v<version>`.
+    #[arg(long)]
+    pub package: Option<String>,
+    /// Operator version (semver).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Channels, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub channels: Vec<String>,
+    /// Default channel (one of --channels).
+    #[arg(long)]
+    pub default_channel: Option<String>,
+    /// The CSV this version replaces (`<package>.v<previous>`).
+    #[arg(long)]
+    pub replaces: Option<String>,
+    /// CSVs this version skips, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub skips: Vec<String>,
+    /// `olm.skipRange` annotation, e.g. `>=0.1.0 <0.2.1`.
+    #[arg(long)]
+    pub skip_range: Option<String>,
+    /// Minimum Kubernetes version, e.g. `1.25.0`.
+    #[arg(long)]
+    pub min_kube_version: Option<String>,
+    /// Also write tests/scorecard/config.yaml (and its labels).
+    #[arg(long)]
+    pub scorecard: bool,
+    /// Scorecard test image (implies --scorecard).
+    #[arg(long)]
+    pub scorecard_image: Option<String>,
+    /// ServiceAccounts besides the Deployments' whose RBAC goes into the CSV, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub extra_service_accounts: Vec<String>,
+    /// Output directory.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Do not write; exit 1 and print a diff when the output directory is not what would be
+    /// generated (for CI).
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// The `--config` file: the flags, by the same names.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct GenerateConfig {
+    manifests: Option<String>,
+    csv_base: Option<PathBuf>,
+    package: Option<String>,
+    version: Option<String>,
+    #[serde(default)]
+    channels: Channels,
+    default_channel: Option<String>,
+    replaces: Option<String>,
+    #[serde(default)]
+    skips: Vec<String>,
+    skip_range: Option<String>,
+    min_kube_version: Option<String>,
+    #[serde(default)]
+    scorecard: bool,
+    scorecard_image: Option<String>,
+    #[serde(default)]
+    extra_service_accounts: Vec<String>,
+    output: Option<PathBuf>,
+}
+
+/// Channels as a YAML list or a comma-separated string.
+#[derive(Debug, Default, Deserialize)]
+#[serde(untagged)]
+enum Channels {
+    #[default]
+    None,
+    List(Vec<String>),
+    Text(String),
+}
+
+impl Channels {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            Channels::None => Vec::new(),
+            Channels::List(v) => v,
+            Channels::Text(s) => s.split(',').map(|c| c.trim().to_string()).collect(),
+        }
+    }
+}
+
+/// `createdAt` for changed content: SOURCE_DATE_EPOCH (reproducible builds), else now.
+fn created_at() -> anyhow::Result<String> {
+    let secs = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) => v
+            .trim()
+            .parse::<i64>()
+            .with_context(|| format!("SOURCE_DATE_EPOCH={v:?} is not a number of seconds"))?,
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+    };
+    Ok(generate::files::rfc3339_utc(secs))
+}
+
+struct Resolved {
+    manifests: String,
+    /// `None`: the CSV base comes with the manifests.
+    csv_base: Option<PathBuf>,
+    output: PathBuf,
+    options: GenerateOptions,
+}
+
+fn resolve(args: GenerateArgs) -> Result<Resolved, String> {
+    let (cfg, base_dir) = match &args.config {
+        Some(path) => {
+            let cfg: GenerateConfig = yaml::load_one(path).map_err(|e| e.to_string())?;
+            (
+                cfg,
+                path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            )
+        }
+        None => (GenerateConfig::default(), PathBuf::new()),
+    };
+    let rel = |p: PathBuf| if p.is_absolute() { p } else { base_dir.join(p) };
+    let manifests = args
+        .manifests
+        .or_else(|| {
+            cfg.manifests.map(|m| {
+                if m == "-" {
+                    m
+                } else {
+                    rel(PathBuf::from(m)).display().to_string()
+                }
+            })
+        })
+        .ok_or("--manifests is required (a directory, or - for stdin)")?;
+    let csv_base = args.csv_base.or_else(|| cfg.csv_base.map(rel));
+    let package = args
+        .package
+        .or(cfg.package)
+        .ok_or("--package is required")?;
+    let version_text = args
+        .version
+        .or(cfg.version)
+        .ok_or("--version is required")?;
+    let version = semver::Version::parse(version_text.trim_start_matches('v')).map_err(|e| {
+        format!("--version {version_text:?} is not a semantic version (MAJOR.MINOR.PATCH): {e}")
+    })?;
+    let mut channels = if args.channels.is_empty() {
+        cfg.channels.into_vec()
+    } else {
+        args.channels
+    };
+    channels.retain(|c| !c.is_empty());
+    if channels.is_empty() {
+        return Err("--channels is required (comma-separated, e.g. stable)".into());
+    }
+    let scorecard_image = args.scorecard_image.or(cfg.scorecard_image).or_else(|| {
+        (args.scorecard || cfg.scorecard).then(|| generate::DEFAULT_SCORECARD_IMAGE.to_string())
+    });
+    Ok(Resolved {
+        manifests,
+        csv_base,
+        output: args
+            .output
+            .or_else(|| cfg.output.map(rel))
+            .unwrap_or_else(|| PathBuf::from("bundle")),
+        options: GenerateOptions {
+            package,
+            version,
+            channels,
+            default_channel: args.default_channel.or(cfg.default_channel),
+            replaces: args.replaces.or(cfg.replaces),
+            skips: if args.skips.is_empty() {
+                cfg.skips
+            } else {
+                args.skips
+            },
+            skip_range: args.skip_range.or(cfg.skip_range),
+            min_kube_version: args.min_kube_version.or(cfg.min_kube_version),
+            scorecard_image,
+            extra_service_accounts: if args.extra_service_accounts.is_empty() {
+                cfg.extra_service_accounts
+            } else {
+                args.extra_service_accounts
+            },
+            created_at: String::new(),
+        },
+    })
+}
+
+fn run_generate(args: GenerateArgs) -> ExitCode {
+    let check = args.check;
+    let mut r = match resolve(args) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    r.options.created_at = match created_at() {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    let manifests = if r.manifests == "-" {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            return usage(format!("cannot read the manifests from stdin: {e}"));
+        }
+        generate::input::parse_stream("<stdin>", &text)
+    } else {
+        let path = Path::new(&r.manifests);
+        if path.is_dir() {
+            generate::input::read_dir(path)
+        } else if path.is_file() {
+            match yaml::read_file(path).and_then(|b| yaml::utf8(path, &b).map(str::to_string)) {
+                Ok(text) => generate::input::parse_stream(&path.display().to_string(), &text),
+                Err(e) => return usage(e),
+            }
+        } else {
+            return usage(format!(
+                "--manifests {}: no such file or directory (use - to read a stream from stdin)",
+                path.display()
+            ));
+        }
+    };
+    let mut manifests = match manifests {
+        Ok(m) => m,
+        Err(e) => {
+            return failure(&anyhow::Error::new(e).context("cannot read the operator manifests"));
+        }
+    };
+    let (csv_base, csv_base_path) = match &r.csv_base {
+        Some(path) => match yaml::load_one::<serde_json::Value>(path) {
+            Ok(v) => (v, path.clone()),
+            Err(e @ YamlError::Io { .. }) => return usage(e),
+            Err(e) => return failure(&anyhow::Error::new(e).context("cannot read the CSV base")),
+        },
+        None => match generate::take_csv_base(&mut manifests) {
+            Ok(Some(base)) => (base.object, PathBuf::from(base.source)),
+            Ok(None) => {
+                return usage(
+                    "--csv-base is required when the manifests hold no ClusterServiceVersion",
+                );
+            }
+            Err(e) => return failure(&anyhow::Error::new(e)),
+        },
+    };
+    let input = GenerateInput {
+        manifests,
+        csv_base,
+        csv_base_path,
+        options: r.options,
+        previous: generate::read_previous(&r.output),
+    };
+    let generated = match generate::generate(&input) {
+        Ok(g) => g,
+        Err(e @ generate::GenerateError::Options(_)) => return usage(e),
+        Err(e) => return failure(&anyhow::Error::new(e).context("cannot generate the bundle")),
+    };
+    for w in &generated.warnings {
+        eprintln!("warning: {w}");
+    }
+    let out = &r.output;
+    if check {
+        let stale = generated.tree.diff_against(out, &OWNED_DIRS);
+        if stale.is_empty() {
+            println!("{} is up to date", out.display());
+            return ExitCode::SUCCESS;
+        }
+        for rel in &stale {
+            let old = std::fs::read_to_string(out.join(rel)).unwrap_or_default();
+            let new = generated
+                .tree
+                .get(rel)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            print!(
+                "{}",
+                generate::diff::unified(&rel.display().to_string(), &old, &new)
+            );
+        }
+        eprintln!(
+            "error: {} is stale: {} file(s) differ from what `olm bundle generate` produces ({}); regenerate it and commit the result",
+            out.display(),
+            stale.len(),
+            stale
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return ExitCode::FAILURE;
+    }
+    let changes = match generated.tree.write(out, &OWNED_DIRS) {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    eprintln!(
+        "{}: {} written, {} removed, {} unchanged",
+        out.display(),
+        changes.written.len(),
+        changes.removed.len(),
+        changes.unchanged
+    );
+    // Check the result with the default suite, as CI would.
+    match validate::validate_dir(out, &Options::default()) {
+        Ok(report) => {
+            for f in &report.findings {
+                eprintln!("{}", render_finding(f));
+            }
+            if report.passed(false) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => failure(&anyhow::Error::new(e).context("cannot read back the generated bundle")),
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    /// `{"passed":bool,"outputs":[{"type","message",...}]}`
+    Json,
+}
+
+/// `olm bundle validate <dir>`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The bundle directory (image references: pull with `olm image pull` first).
+    pub bundle: String,
+    /// Optional suites to run too, comma-separated or repeated: operatorhub, capabilities,
+    /// categories, good-practices, deprecated-apis, object, or all.
+    #[arg(long = "select-optional", short = 's', value_delimiter = ',')]
+    pub select_optional: Vec<String>,
+    /// Settings of optional suites: `k8s-version=1.25`.
+    #[arg(long = "optional-values", value_delimiter = ',')]
+    pub optional_values: Vec<String>,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// Fail on warnings too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Custom categories for the categories suite: JSON `{"categories":[...]}` or a file
+    /// holding it.
+    #[arg(long, env = "OPERATOR_BUNDLE_CATEGORIES", hide_env_values = true)]
+    pub categories: Option<String>,
+}
+
+fn looks_like_image_reference(s: &str) -> bool {
+    (s.contains('/') || s.contains(':') || s.contains('@'))
+        && olm_bundler::bundle::names::check_image_reference(s).is_ok()
+}
+
+fn run_validate(args: ValidateArgs) -> ExitCode {
+    let mut opts = Options::default();
+    for s in &args.select_optional {
+        match Suite::parse(s) {
+            Ok(suites) => opts.suites.extend(suites),
+            Err(e) => return usage(e),
+        }
+    }
+    for kv in &args.optional_values {
+        match kv.split_once('=') {
+            Some(("k8s-version", v)) => match olm_bundler::bundle::names::parse_tolerant(v) {
+                Ok(ver) => opts.k8s_version = Some(ver),
+                Err(_) => {
+                    return usage(format!(
+                        "invalid value informed via the k8s key option : {v}"
+                    ));
+                }
+            },
+            _ => {
+                return usage(format!(
+                    "unknown --optional-values entry {kv:?}; supported: k8s-version=<version>"
+                ));
+            }
+        }
+    }
+    if opts.suites.contains(&Suite::Categories)
+        && let Some(spec) = &args.categories
+    {
+        match validate::load_custom_categories(spec) {
+            Ok(c) => opts.custom_categories = Some(c),
+            Err(e) => return usage(format!("OPERATOR_BUNDLE_CATEGORIES: {e}")),
+        }
+    }
+    let path = Path::new(&args.bundle);
+    if !path.is_dir() {
+        if !path.exists() && looks_like_image_reference(&args.bundle) {
+            return usage(format!(
+                "{} looks like an image reference; validating images needs the bundle pulled first: `olm image pull {} --output <dir>`, then `olm bundle validate <dir>`",
+                args.bundle, args.bundle
+            ));
+        }
+        return usage(format!("{}: not a bundle directory", path.display()));
+    }
+    let report =
+        match BundleDir::load(path) {
+            Ok(b) => validate::validate(&b, &opts),
+            // Unreadable files are I/O failures; malformed content is a validation error.
+            Err(e @ (LoadError::Yaml(YamlError::Io { .. }) | LoadError::NotADirectory(_))) => {
+                return usage(e);
+            }
+            Err(e) => Report {
+                findings: vec![Finding::error("load", "parse", e.to_string()).hint(
+                    "fix the file's syntax; nothing else can be checked until the bundle loads",
+                )],
+            },
+        };
+    match args.output {
+        OutputFormat::Json => match serde_json::to_string_pretty(&report.to_json(args.strict)) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return usage(e),
+        },
+        OutputFormat::Text => print_text(path, &report, args.strict),
+    }
+    if report.passed(args.strict) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn render_finding(f: &Finding) -> String {
+    let mut s = f.to_string();
+    if let Some(h) = &f.hint {
+        s.push_str(&format!("\n    hint: {h}"));
+    }
+    s
+}
+
+/// Findings grouped by validator, errors first within each group.
+fn print_text(path: &Path, report: &Report, strict: bool) {
+    let validators: BTreeSet<&str> = report.findings.iter().map(|f| f.validator).collect();
+    let order = ["load", "format", "objects", "csv", "crd", "bundle", "size"];
+    let mut names: Vec<&str> = order
+        .iter()
+        .copied()
+        .filter(|v| validators.contains(v))
+        .collect();
+    names.extend(validators.iter().copied().filter(|v| !order.contains(v)));
+    for v in names {
+        println!("{v}:");
+        for level in [Level::Error, Level::Warning] {
+            for f in report
+                .findings
+                .iter()
+                .filter(|f| f.validator == v && f.level == level)
+            {
+                println!("  {}", render_finding(f).replace('\n', "\n  "));
+            }
+        }
+    }
+    let errors = report.errors().count();
+    let warnings = report.warnings().count();
+    if report.passed(strict) {
+        println!(
+            "{}: all validation tests have completed successfully ({warnings} warning(s))",
+            path.display()
+        );
+    } else if errors == 0 {
+        println!(
+            "{}: FAILED: {warnings} warning(s) with --strict",
+            path.display()
+        );
+    } else {
+        println!(
+            "{}: FAILED: {errors} error(s), {warnings} warning(s)",
+            path.display()
+        );
     }
 }

@@ -1,0 +1,426 @@
+//! Assembling the ClusterServiceVersion from the base and the operator's manifests, as
+//! operator-sdk's CSV generator does: install strategy from the Deployments, permissions from
+//! the RBAC bound to their ServiceAccounts, owned CRDs, `alm-examples`, `relatedImages`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use super::GenerateError;
+use super::input::SourceObject;
+
+/// Where WATCH_NAMESPACE comes from under OLM: the OperatorGroup's target namespaces.
+pub const TARGET_NAMESPACES_FIELD: &str = "metadata.annotations['olm.targetNamespaces']";
+
+fn input_err(o: &SourceObject, message: impl Into<String>) -> GenerateError {
+    GenerateError::Input {
+        origin: o.source.clone(),
+        message: message.into(),
+    }
+}
+
+/// One deployment of the install strategy.
+pub fn deployment_spec(d: &SourceObject) -> Result<Value, GenerateError> {
+    let name = d.name();
+    if name.is_empty() {
+        return Err(input_err(d, "Deployment has no metadata.name"));
+    }
+    let Some(spec) = d.object.get("spec").filter(|s| s.is_object()) else {
+        return Err(input_err(
+            d,
+            format!("Deployment {name}: `spec` must be a map"),
+        ));
+    };
+    let mut spec = spec.clone();
+    for key in ["containers", "initContainers"] {
+        if let Some(Value::Array(containers)) = spec.pointer_mut(&format!("/template/spec/{key}")) {
+            for c in containers {
+                if let Some(Value::Array(env)) = c.get_mut("env") {
+                    for e in env.iter_mut() {
+                        if e.get("name").and_then(Value::as_str) == Some("WATCH_NAMESPACE") {
+                            *e = json!({"name": "WATCH_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": TARGET_NAMESPACES_FIELD}}});
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut entry = Map::new();
+    entry.insert("name".into(), Value::String(name.to_string()));
+    if let Some(labels) = d
+        .object
+        .pointer("/metadata/labels")
+        .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+    {
+        entry.insert("label".into(), labels.clone());
+    }
+    entry.insert("spec".into(), spec);
+    Ok(Value::Object(entry))
+}
+
+/// The ServiceAccount a Deployment runs as (`default` when unset, as Kubernetes does).
+pub fn service_account(d: &SourceObject) -> String {
+    d.object
+        .pointer("/spec/template/spec/serviceAccountName")
+        .or_else(|| d.object.pointer("/spec/template/spec/serviceAccount"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("default")
+        .to_string()
+}
+
+/// RBAC folded into the CSV, and which input objects it consumed.
+#[derive(Debug, Default)]
+pub struct Permissions {
+    pub permissions: Vec<Value>,
+    pub cluster_permissions: Vec<Value>,
+    /// Indexes (into the input) of Roles, ClusterRoles and bindings now expressed by the CSV.
+    pub consumed: BTreeSet<usize>,
+    pub warnings: Vec<String>,
+}
+
+/// Folds the rules of (Cluster)Roles bound to the operator's ServiceAccounts into
+/// `permissions` (RoleBindings) and `clusterPermissions` (ClusterRoleBindings), per account,
+/// sorted by account name, rules in role-name order.
+pub fn permissions(
+    objects: &[SourceObject],
+    accounts: &BTreeSet<String>,
+) -> Result<Permissions, GenerateError> {
+    let mut roles: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (i, o) in objects.iter().enumerate() {
+        if matches!(o.kind(), "Role" | "ClusterRole") {
+            roles.insert((o.kind(), o.name()), i);
+        }
+    }
+    let mut ns: BTreeMap<String, BTreeMap<String, Vec<Value>>> = BTreeMap::new();
+    let mut cluster: BTreeMap<String, BTreeMap<String, Vec<Value>>> = BTreeMap::new();
+    let mut out = Permissions::default();
+    for (i, b) in objects.iter().enumerate() {
+        let cluster_binding = match b.kind() {
+            "RoleBinding" => false,
+            "ClusterRoleBinding" => true,
+            _ => continue,
+        };
+        let subjects: Vec<String> = b
+            .object
+            .get("subjects")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|s| s.get("kind").and_then(Value::as_str) == Some("ServiceAccount"))
+            .filter_map(|s| s.get("name").and_then(Value::as_str))
+            .filter(|n| accounts.contains(*n))
+            .map(str::to_string)
+            .collect();
+        if subjects.is_empty() {
+            continue;
+        }
+        let ref_kind = b
+            .object
+            .pointer("/roleRef/kind")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let ref_name = b
+            .object
+            .pointer("/roleRef/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if cluster_binding && ref_kind != "ClusterRole" {
+            return Err(input_err(
+                b,
+                format!(
+                    "ClusterRoleBinding {}: roleRef.kind must be ClusterRole, found {ref_kind:?}",
+                    b.name()
+                ),
+            ));
+        }
+        let Some(&role_idx) = roles.get(&(ref_kind, ref_name)) else {
+            out.warnings.push(format!(
+                "{}: {} {} refers to {ref_kind} {ref_name:?}, which is not among the manifests; kept as a separate object",
+                b.source,
+                b.kind(),
+                b.name()
+            ));
+            continue;
+        };
+        let role = &objects[role_idx];
+        let rules = match role.object.get("rules") {
+            Some(Value::Array(r)) => r.clone(),
+            None | Some(Value::Null) => Vec::new(),
+            Some(_) => {
+                return Err(input_err(
+                    role,
+                    format!("{} {}: `rules` must be a list", role.kind(), role.name()),
+                ));
+            }
+        };
+        let target = if cluster_binding {
+            &mut cluster
+        } else {
+            &mut ns
+        };
+        for sa in subjects {
+            target
+                .entry(sa)
+                .or_default()
+                .insert(format!("{ref_kind}/{ref_name}"), rules.clone());
+        }
+        out.consumed.insert(i);
+        out.consumed.insert(role_idx);
+    }
+    let fold = |m: BTreeMap<String, BTreeMap<String, Vec<Value>>>| {
+        m.into_iter()
+            .map(|(sa, by_role)| json!({"rules": by_role.into_values().flatten().collect::<Vec<_>>(), "serviceAccountName": sa}))
+            .collect::<Vec<_>>()
+    };
+    out.permissions = fold(ns);
+    out.cluster_permissions = fold(cluster);
+    Ok(out)
+}
+
+/// `Reverse Words App` from `ReverseWordsApp`: OperatorHub's default display name.
+pub fn display_name(kind: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = kind.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+        if i > 0
+            && c.is_uppercase()
+            && (chars[i - 1].is_lowercase() || next_lower && chars[i - 1].is_uppercase())
+        {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `spec.customresourcedefinitions.owned`: one entry per served version of every CRD, the
+/// base's hand-written fields (displayName, description, descriptors, resources) kept.
+pub fn owned_crds(crds: &[&SourceObject], base_owned: &[Value]) -> (Vec<Value>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut used = BTreeSet::new();
+    for crd in crds {
+        let name = crd.name();
+        let kind = crd
+            .object
+            .pointer("/spec/names/kind")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let mut versions: Vec<(String, Option<&Value>)> = crd
+            .object
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+            .filter_map(|v| {
+                v.get("name").and_then(Value::as_str).map(|n| {
+                    (
+                        n.to_string(),
+                        v.pointer("/schema/openAPIV3Schema/description"),
+                    )
+                })
+            })
+            .collect();
+        if versions.is_empty()
+            && let Some(v) = crd.object.pointer("/spec/version").and_then(Value::as_str)
+        {
+            versions.push((
+                v.to_string(),
+                crd.object
+                    .pointer("/spec/validation/openAPIV3Schema/description"),
+            ));
+        }
+        for (version, schema_desc) in versions {
+            let base = base_owned.iter().position(|b| {
+                b.get("name").and_then(Value::as_str) == Some(name)
+                    && b.get("version").and_then(Value::as_str) == Some(version.as_str())
+            });
+            let same_name = base_owned
+                .iter()
+                .find(|b| b.get("name").and_then(Value::as_str) == Some(name));
+            let mut entry = match base {
+                Some(i) => {
+                    used.insert(i);
+                    base_owned[i].as_object().cloned().unwrap_or_default()
+                }
+                None => Map::new(),
+            };
+            entry.insert("name".into(), json!(name));
+            entry.insert("version".into(), json!(version));
+            entry.insert("kind".into(), json!(kind));
+            if entry
+                .get("displayName")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                let dn = same_name
+                    .and_then(|b| b.get("displayName"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| display_name(kind));
+                entry.insert("displayName".into(), json!(dn));
+            }
+            if entry
+                .get("description")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                let d = same_name
+                    .and_then(|b| b.get("description"))
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .or_else(|| schema_desc.and_then(Value::as_str))
+                    .unwrap_or("");
+                if !d.is_empty() {
+                    entry.insert("description".into(), json!(d.trim()));
+                }
+            }
+            out.push(Value::Object(entry));
+        }
+    }
+    let dropped = base_owned
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !used.contains(i))
+        .filter_map(|(_, b)| {
+            let n = b.get("name").and_then(Value::as_str).unwrap_or("");
+            let v = b.get("version").and_then(Value::as_str).unwrap_or("");
+            let known = out.iter().any(|o| o.get("name").and_then(Value::as_str) == Some(n) && o.get("version").and_then(Value::as_str) == Some(v));
+            (!known).then(|| format!("the CSV base lists owned CRD {n} {v}, which is not among the manifests; dropped"))
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        let k = |v: &Value| {
+            (
+                v.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                v.get("version")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        };
+        k(a).cmp(&k(b))
+    });
+    (out, dropped)
+}
+
+/// `relatedImages`: the base's entries, then every container image (named after the
+/// container) and every `RELATED_IMAGE_<NAME>` variable (named `<name>` lowercased with `-`),
+/// without repeating a (name, image) pair; a name reused for another image is prefixed with
+/// the deployment name.
+pub fn related_images(
+    base: &[Value],
+    deployments: &[&SourceObject],
+) -> Result<Vec<Value>, GenerateError> {
+    let mut out: Vec<(String, String)> = base
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.get("name")?.as_str()?.to_string(),
+                r.get("image")?.as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let mut add = |dep: &str, name: String, image: String| {
+        if out.iter().any(|(n, i)| *n == name && *i == image) {
+            return;
+        }
+        let name = if out.iter().any(|(n, _)| *n == name) {
+            format!("{dep}-{name}")
+        } else {
+            name
+        };
+        if !out.iter().any(|(n, i)| *n == name && *i == image) {
+            out.push((name, image));
+        }
+    };
+    for d in deployments {
+        for key in ["initContainers", "containers"] {
+            for c in d
+                .object
+                .pointer(&format!("/spec/template/spec/{key}"))
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+            {
+                let cname = c.get("name").and_then(Value::as_str).unwrap_or("");
+                if let Some(image) = c
+                    .get("image")
+                    .and_then(Value::as_str)
+                    .filter(|i| !i.is_empty())
+                {
+                    add(d.name(), cname.to_string(), image.to_string());
+                }
+                for e in c
+                    .get("env")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+                {
+                    let Some(var) = e.get("name").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let Some(suffix) = var.strip_prefix("RELATED_IMAGE_") else {
+                        continue;
+                    };
+                    match e.get("value").and_then(Value::as_str) {
+                        Some(image) if !image.is_empty() => add(
+                            d.name(),
+                            suffix.to_lowercase().replace('_', "-"),
+                            image.to_string(),
+                        ),
+                        _ => {
+                            return Err(input_err(
+                                d,
+                                format!(
+                                    "Deployment {}, container {cname}: {var} must have a literal `value` (an image pull spec); valueFrom cannot be resolved when generating the bundle",
+                                    d.name()
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|(name, image)| json!({"image": image, "name": name}))
+        .collect())
+}
+
+/// The operator image: the container named `manager` (kubebuilder's name) of the first
+/// Deployment, else its first container.
+pub fn operator_image(deployments: &[&SourceObject]) -> Option<String> {
+    let d = deployments.first()?;
+    let containers = d
+        .object
+        .pointer("/spec/template/spec/containers")?
+        .as_array()?;
+    containers
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some("manager"))
+        .or_else(|| containers.first())?
+        .get("image")?
+        .as_str()
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_split_camel_case() {
+        assert_eq!(display_name("ReverseWordsApp"), "Reverse Words App");
+        assert_eq!(display_name("DNSRecord"), "DNS Record");
+        assert_eq!(display_name("Memcached"), "Memcached");
+    }
+}

@@ -1,0 +1,223 @@
+//! The bundle files around the CSV: manifest file names, `metadata/annotations.yaml`,
+//! `bundle.Dockerfile`, the scorecard configuration, and createdAt timestamps.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::bundle::load::keys;
+
+/// The annotation keys this generator owns; any other key found in the committed
+/// annotations.yaml (e.g. `com.redhat.openshift.versions`) is kept (operator-sdk #6787).
+pub fn is_managed_annotation(key: &str) -> bool {
+    key.starts_with("operators.operatorframework.io.bundle.")
+        || key.starts_with("operators.operatorframework.io.test.")
+}
+
+/// The core annotations in operator-sdk's order.
+pub fn core_annotations(
+    package: &str,
+    channels: &[String],
+    default_channel: Option<&str>,
+) -> Vec<(String, String)> {
+    let mut v = vec![
+        (keys::MEDIATYPE.to_string(), "registry+v1".to_string()),
+        (keys::MANIFESTS.to_string(), "manifests/".to_string()),
+        (keys::METADATA.to_string(), "metadata/".to_string()),
+        (keys::PACKAGE.to_string(), package.to_string()),
+        (keys::CHANNELS.to_string(), channels.join(",")),
+    ];
+    if let Some(d) = default_channel {
+        v.push((keys::DEFAULT_CHANNEL.to_string(), d.to_string()));
+    }
+    v
+}
+
+pub fn test_annotations() -> Vec<(String, String)> {
+    vec![
+        (keys::TEST_MEDIATYPE.to_string(), "scorecard+v1".to_string()),
+        (
+            keys::TEST_CONFIG.to_string(),
+            "tests/scorecard/".to_string(),
+        ),
+    ]
+}
+
+/// A YAML scalar for a map value, quoted when YAML would otherwise read something else.
+fn scalar(s: &str) -> String {
+    crate::yaml::to_yaml(&Value::String(s.to_string()))
+        .map(|t| t.trim_end().to_string())
+        .unwrap_or_else(|_| format!("{s:?}"))
+}
+
+/// `metadata/annotations.yaml` in operator-sdk's layout (comments included).
+pub fn annotations_yaml(
+    core: &[(String, String)],
+    extra: &BTreeMap<String, String>,
+    tests: &[(String, String)],
+) -> String {
+    let mut out = String::from("annotations:\n  # Core bundle annotations.\n");
+    for (k, v) in core {
+        out.push_str(&format!("  {k}: {}\n", scalar(v)));
+    }
+    if !extra.is_empty() {
+        out.push_str("  # Other annotations (kept from the previous annotations.yaml).\n");
+        for (k, v) in extra {
+            out.push_str(&format!("  {}: {}\n", scalar(k), scalar(v)));
+        }
+    }
+    if !tests.is_empty() {
+        out.push_str("\n  # Annotations for testing.\n");
+        for (k, v) in tests {
+            out.push_str(&format!("  {k}: {}\n", scalar(v)));
+        }
+    }
+    out
+}
+
+/// A Dockerfile LABEL value, quoted when it holds spaces or quotes.
+fn label(v: &str) -> String {
+    if v.is_empty() || v.contains([' ', '"', '\\', '\t', '$']) {
+        format!(
+            "\"{}\"",
+            v.replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('$', "\\$")
+        )
+    } else {
+        v.to_string()
+    }
+}
+
+/// `bundle.Dockerfile`, written inside the bundle directory so the directory is the build
+/// context: `podman build -f bundle/bundle.Dockerfile bundle/`.
+pub fn dockerfile(
+    core: &[(String, String)],
+    extra: &BTreeMap<String, String>,
+    tests: &[(String, String)],
+) -> String {
+    let mut out = String::from("FROM scratch\n\n# Core bundle labels.\n");
+    for (k, v) in core {
+        out.push_str(&format!("LABEL {k}={}\n", label(v)));
+    }
+    for (k, v) in extra {
+        out.push_str(&format!("LABEL {k}={}\n", label(v)));
+    }
+    if !tests.is_empty() {
+        out.push_str("\n# Labels for testing.\n");
+        for (k, v) in tests {
+            out.push_str(&format!("LABEL {k}={}\n", label(v)));
+        }
+    }
+    out.push_str("\n# Copy files to locations specified by labels.\nCOPY manifests /manifests/\nCOPY metadata /metadata/\n");
+    if !tests.is_empty() {
+        out.push_str("COPY tests/scorecard /tests/scorecard/\n");
+    }
+    out
+}
+
+/// operator-sdk's default scorecard configuration: the basic spec check and the five OLM
+/// checks, all run in parallel from one image.
+pub fn scorecard_config(image: &str) -> Value {
+    let test = |entry: &str, suite: &str, name: &str| {
+        json!({
+            "entrypoint": ["scorecard-test", entry],
+            "image": image,
+            "labels": {"suite": suite, "test": name},
+            "storage": {"spec": {"mountPath": {}}},
+        })
+    };
+    json!({
+        "apiVersion": "scorecard.operatorframework.io/v1alpha3",
+        "kind": "Configuration",
+        "metadata": {"name": "config"},
+        "stages": [{
+            "parallel": true,
+            "tests": [
+                test("basic-check-spec", "basic", "basic-check-spec-test"),
+                test("olm-bundle-validation", "olm", "olm-bundle-validation-test"),
+                test("olm-crds-have-validation", "olm", "olm-crds-have-validation-test"),
+                test("olm-crds-have-resources", "olm", "olm-crds-have-resources-test"),
+                test("olm-spec-descriptors", "olm", "olm-spec-descriptors-test"),
+                test("olm-status-descriptors", "olm", "olm-status-descriptors-test"),
+            ],
+        }],
+        "storage": {"spec": {"mountPath": {}}},
+    })
+}
+
+/// operator-sdk's manifest file names: CRDs `<group>_<plural>.yaml`, other objects
+/// `<name>_<version>_<kind>.yaml` (core group) or `<name>_<group>_<version>_<kind>.yaml`.
+pub fn manifest_file_name(obj: &Value) -> String {
+    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
+    let kind = s("/kind");
+    if kind == "CustomResourceDefinition" {
+        return format!("{}_{}.yaml", s("/spec/group"), s("/spec/names/plural"));
+    }
+    let api_version = s("/apiVersion");
+    let name = s("/metadata/name");
+    let kind = kind.to_lowercase();
+    match api_version.rsplit_once('/') {
+        Some((group, version)) => format!("{name}_{group}_{version}_{kind}.yaml"),
+        None => format!("{name}_{api_version}_{kind}.yaml"),
+    }
+}
+
+/// Sorts map keys at every level: output independent of input key order.
+pub fn sort_keys(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            for (k, mut val) in entries {
+                sort_keys(&mut val);
+                map.insert(k, val);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(sort_keys),
+        _ => {}
+    }
+}
+
+/// RFC 3339 UTC (`2026-11-21T22:14:01Z`) from seconds since the epoch, without a date crate.
+pub fn rfc3339_utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn file_names_follow_operator_sdk() {
+        let crd = json!({"kind": "CustomResourceDefinition", "spec": {"group": "apps.example.com", "names": {"plural": "widgets"}}});
+        assert_eq!(manifest_file_name(&crd), "apps.example.com_widgets.yaml");
+        let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "m"}});
+        assert_eq!(manifest_file_name(&svc), "m_v1_service.yaml");
+        let cr = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "r"}});
+        assert_eq!(
+            manifest_file_name(&cr),
+            "r_rbac.authorization.k8s.io_v1_clusterrole.yaml"
+        );
+    }
+}

@@ -1,0 +1,1026 @@
+//! `olm bundle generate` and `olm bundle validate` through the binary: outputs, determinism,
+//! createdAt stability, --check, stdin input, config files, errors and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use olm_bundler::yaml;
+use serde_json::Value;
+
+const CSV: &str = "manifests/reverse-words-operator.clusterserviceversion.yaml";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bundle")
+}
+
+fn olm() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_olm"));
+    c.env_remove("OPERATOR_BUNDLE_CATEGORIES");
+    c
+}
+
+/// `olm bundle generate` for the fixture operator into `out`, with extra flags.
+fn generate(out: &Path, epoch: u64, extra: &[&str]) -> Output {
+    let mut c = olm();
+    c.args(["bundle", "generate", "--manifests"])
+        .arg(fixtures().join("operator"))
+        .arg("--csv-base")
+        .arg(fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--default-channel",
+            "stable",
+        ])
+        .args(["--min-kube-version", "1.25.0", "--output"])
+        .arg(out)
+        .args(extra)
+        .env("SOURCE_DATE_EPOCH", epoch.to_string());
+    c.output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn csv(out: &Path) -> Value {
+    yaml::load_one(&out.join(CSV)).unwrap()
+}
+
+/// Every file under `root`, relative, with contents.
+fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push((
+                    e.path().strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(e.path()).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn generates_the_expected_bundle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bundle");
+    let o = generate(
+        &out,
+        1_700_000_000,
+        &[
+            "--replaces",
+            "reverse-words-operator.v0.2.0",
+            "--skip-range",
+            ">=0.1.0 <0.2.1",
+            "--skips",
+            "reverse-words-operator.v0.1.9",
+            "--scorecard",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let files: Vec<String> = snapshot(&out)
+        .into_iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "bundle.Dockerfile",
+            "manifests/apps.linuxera.org_reversewordsapps.yaml",
+            "manifests/reverse-words-operator-controller-manager-metrics-service_v1_service.yaml",
+            "manifests/reverse-words-operator-metrics-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+            CSV,
+            "metadata/annotations.yaml",
+            "tests/scorecard/config.yaml",
+        ]
+    );
+    let c = csv(&out);
+    let ann = &c["metadata"]["annotations"];
+    assert_eq!(c["metadata"]["name"], "reverse-words-operator.v0.2.1");
+    assert!(
+        c["metadata"].get("namespace").is_none(),
+        "namespace stripped"
+    );
+    assert_eq!(ann["createdAt"], "2023-11-14T22:13:20Z");
+    assert_eq!(ann["olm.skipRange"], ">=0.1.0 <0.2.1");
+    assert_eq!(
+        ann["containerImage"],
+        "quay.io/reverse-words/reverse-words-operator:v0.2.1"
+    );
+    assert!(
+        ann["operators.operatorframework.io/builder"]
+            .as_str()
+            .unwrap()
+            .starts_with("olm-v")
+    );
+    let examples: Value = serde_json::from_str(ann["alm-examples"].as_str().unwrap()).unwrap();
+    assert_eq!(examples[0]["kind"], "ReverseWordsApp");
+    assert!(examples[0]["metadata"].get("namespace").is_none());
+    let spec = &c["spec"];
+    assert_eq!(spec["version"], "0.2.1");
+    assert_eq!(spec["replaces"], "reverse-words-operator.v0.2.0");
+    assert_eq!(spec["skips"][0], "reverse-words-operator.v0.1.9");
+    assert_eq!(spec["minKubeVersion"], "1.25.0");
+    let install = &spec["install"]["spec"];
+    assert_eq!(spec["install"]["strategy"], "deployment");
+    let dep = &install["deployments"][0];
+    assert_eq!(dep["name"], "reverse-words-operator-controller-manager");
+    let env = &dep["spec"]["template"]["spec"]["containers"][0]["env"][0];
+    assert_eq!(env["name"], "WATCH_NAMESPACE");
+    assert_eq!(
+        env["valueFrom"]["fieldRef"]["fieldPath"],
+        "metadata.annotations['olm.targetNamespaces']"
+    );
+    // Leader election Role -> permissions, manager ClusterRole -> clusterPermissions.
+    assert_eq!(
+        install["permissions"][0]["serviceAccountName"],
+        "reverse-words-operator-controller-manager"
+    );
+    assert_eq!(
+        install["permissions"][0]["rules"][1]["resources"][0],
+        "leases"
+    );
+    assert_eq!(
+        install["clusterPermissions"][0]["serviceAccountName"],
+        "reverse-words-operator-controller-manager"
+    );
+    assert_eq!(
+        install["clusterPermissions"][0]["rules"][2]["resources"][0],
+        "reversewordsapps"
+    );
+    let owned = &spec["customresourcedefinitions"]["owned"][0];
+    assert_eq!(owned["name"], "reversewordsapps.apps.linuxera.org");
+    assert_eq!(owned["version"], "v1alpha1");
+    assert_eq!(
+        owned["specDescriptors"][0]["path"], "replicas",
+        "base descriptors kept"
+    );
+    let related: Vec<(String, String)> = spec["relatedImages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["image"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        related,
+        [
+            (
+                "manager".to_string(),
+                "quay.io/reverse-words/reverse-words-operator:v0.2.1".to_string()
+            ),
+            (
+                "reversewords".to_string(),
+                "quay.io/mavazque/reversewords:v0.0.2".to_string()
+            ),
+        ]
+    );
+    // No namespace anywhere in manifests/.
+    for (p, bytes) in snapshot(&out.join("manifests")) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("namespace: reverse-words"),
+            "{}",
+            p.display()
+        );
+    }
+    let ann_yaml = std::fs::read_to_string(out.join("metadata/annotations.yaml")).unwrap();
+    assert!(ann_yaml.contains("operators.operatorframework.io.test.config.v1: tests/scorecard/"));
+    let docker = std::fs::read_to_string(out.join("bundle.Dockerfile")).unwrap();
+    assert!(docker.starts_with("FROM scratch\n"));
+    assert!(docker.contains(
+        "LABEL operators.operatorframework.io.bundle.package.v1=reverse-words-operator\n"
+    ));
+    assert!(docker.contains("COPY tests/scorecard /tests/scorecard/\n"));
+
+    // The result passes every suite, strictly.
+    let v = olm()
+        .args(["bundle", "validate", "-s", "all", "--strict"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", text(&v));
+}
+
+#[test]
+fn same_inputs_give_byte_identical_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    assert!(generate(&a, 1000, &[]).status.success());
+    assert!(generate(&b, 1000, &[]).status.success());
+    assert_eq!(snapshot(&a), snapshot(&b));
+}
+
+#[test]
+fn created_at_changes_only_with_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bundle");
+    assert!(generate(&out, 1000, &[]).status.success());
+    let first = snapshot(&out);
+    // Later run, same content: nothing rewritten, createdAt kept.
+    let o = generate(&out, 2000, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("0 written"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(snapshot(&out), first);
+    assert_eq!(
+        csv(&out)["metadata"]["annotations"]["createdAt"],
+        "1970-01-01T00:16:40Z"
+    );
+    // Content change: new createdAt.
+    assert!(
+        generate(&out, 2000, &["--replaces", "reverse-words-operator.v0.2.0"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        csv(&out)["metadata"]["annotations"]["createdAt"],
+        "1970-01-01T00:33:20Z"
+    );
+}
+
+#[test]
+fn check_reports_stale_bundles_with_a_diff() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bundle");
+    assert!(generate(&out, 1000, &[]).status.success());
+    let o = generate(&out, 5000, &["--check"]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Hand-edit the committed CSV and leave a stray file: --check fails, shows both, writes nothing.
+    let csv_path = out.join(CSV);
+    let edited = std::fs::read_to_string(&csv_path)
+        .unwrap()
+        .replace("maturity: alpha", "maturity: stable");
+    std::fs::write(&csv_path, &edited).unwrap();
+    std::fs::write(out.join("manifests/stray.yaml"), "a: 1\n").unwrap();
+    let o = generate(&out, 5000, &["--check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("-  maturity: stable\n+  maturity: alpha\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--- a/manifests/stray.yaml"), "{stdout}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("is stale"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&csv_path).unwrap(), edited);
+    // Regenerating removes the stray file and restores the CSV.
+    assert!(generate(&out, 5000, &[]).status.success());
+    assert!(!out.join("manifests/stray.yaml").exists());
+    assert!(generate(&out, 6000, &["--check"]).status.success());
+}
+
+#[test]
+fn stdin_stream_gives_the_same_bundle_as_the_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    assert!(generate(&a, 1000, &[]).status.success());
+    let mut files: Vec<PathBuf> = snapshot(&fixtures().join("operator"))
+        .into_iter()
+        .map(|(p, _)| fixtures().join("operator").join(p))
+        .filter(|p| !p.ends_with("kustomization.yaml"))
+        .collect();
+    files.sort();
+    let stream: String = files
+        .iter()
+        .map(|f| format!("---\n{}", std::fs::read_to_string(f).unwrap()))
+        .collect();
+    let mut child = olm()
+        .args(["bundle", "generate", "--manifests", "-", "--csv-base"])
+        .arg(fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--default-channel",
+            "stable",
+            "--min-kube-version",
+            "1.25.0",
+            "-o",
+        ])
+        .arg(&b)
+        .env("SOURCE_DATE_EPOCH", "1000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(snapshot(&a), snapshot(&b));
+    // The same stream as one file.
+    let file = tmp.path().join("operator.yaml");
+    std::fs::write(&file, &stream).unwrap();
+    let c = tmp.path().join("c");
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(&file)
+        .arg("--csv-base")
+        .arg(fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--default-channel",
+            "stable",
+            "--min-kube-version",
+            "1.25.0",
+            "-o",
+        ])
+        .arg(&c)
+        .env("SOURCE_DATE_EPOCH", "1000")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(snapshot(&a), snapshot(&c));
+}
+
+#[test]
+fn config_file_supplies_the_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    assert!(generate(&a, 1000, &[]).status.success());
+    let cfg = tmp.path().join("olm-bundle.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "manifests: {}\ncsv-base: {}\npackage: reverse-words-operator\nversion: 0.2.1\nchannels: [stable]\ndefault-channel: stable\nmin-kube-version: 1.25.0\noutput: b\n",
+            fixtures().join("operator").display(),
+            fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml").display()
+        ),
+    )
+    .unwrap();
+    let o = olm()
+        .args(["bundle", "generate", "--config"])
+        .arg(&cfg)
+        .env("SOURCE_DATE_EPOCH", "1000")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        snapshot(&a),
+        snapshot(&tmp.path().join("b")),
+        "output: is relative to the config file"
+    );
+    std::fs::write(&cfg, "packagee: typo\n").unwrap();
+    let o = olm()
+        .args(["bundle", "generate", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("packagee"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn extra_annotations_survive_regeneration() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bundle");
+    assert!(generate(&out, 1000, &[]).status.success());
+    let ann = out.join("metadata/annotations.yaml");
+    let mut text = std::fs::read_to_string(&ann).unwrap();
+    text.push_str("  com.redhat.openshift.versions: v4.14-v4.18\n");
+    std::fs::write(&ann, text).unwrap();
+    assert!(generate(&out, 2000, &[]).status.success());
+    assert!(
+        std::fs::read_to_string(&ann)
+            .unwrap()
+            .contains("com.redhat.openshift.versions: v4.14-v4.18")
+    );
+    assert!(
+        std::fs::read_to_string(out.join("bundle.Dockerfile"))
+            .unwrap()
+            .contains("LABEL com.redhat.openshift.versions=v4.14-v4.18")
+    );
+}
+
+/// A copy of the fixture manifests plus one extra file.
+fn manifests_with(extra_name: &str, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, bytes) in snapshot(&fixtures().join("operator")) {
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, bytes).unwrap();
+    }
+    std::fs::write(dir.path().join(extra_name), extra).unwrap();
+    dir
+}
+
+fn generate_from(manifests: &Path, out: &Path) -> Output {
+    olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(manifests)
+        .arg("--csv-base")
+        .arg(fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "-o",
+        ])
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn unsupported_kinds_are_errors_naming_file_and_kind() {
+    let m = manifests_with(
+        "zz_statefulset.yaml",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: cache}\nspec: {}\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let o = generate_from(m.path(), &tmp.path().join("b"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("zz_statefulset.yaml")
+            && err.contains("StatefulSet \"cache\" cannot go into a registry+v1 bundle"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("b").exists(), "nothing written on error");
+}
+
+#[test]
+fn malformed_manifests_name_the_file_and_line() {
+    let m = manifests_with(
+        "zz_broken.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [oops\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let o = generate_from(m.path(), &tmp.path().join("b"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("zz_broken.yaml:"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn related_image_from_value_from_is_an_error() {
+    let m = manifests_with(
+        "zz_other.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: helper}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers:\n      - name: c\n        image: quay.io/x/y:1\n        env:\n        - name: RELATED_IMAGE_DB\n          valueFrom: {configMapKeyRef: {name: c, key: k}}\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let o = generate_from(m.path(), &tmp.path().join("b"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("RELATED_IMAGE_DB must have a literal `value`"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = olm()
+        .args(["bundle", "generate", "--manifests", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(fixtures().join("operator"))
+        .arg("--csv-base")
+        .arg(fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--default-channel",
+            "beta",
+            "-o",
+        ])
+        .arg(tmp.path().join("b"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--default-channel \"beta\" is not one of --channels"),
+        "{}",
+        text(&o)
+    );
+    let o = olm()
+        .args([
+            "bundle",
+            "generate",
+            "--manifests",
+            "/nonexistent",
+            "--csv-base",
+            "x",
+            "--package",
+            "p",
+            "--version",
+            "1.0.0",
+            "--channels",
+            "a",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn bad_csv_base_is_reported_with_its_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base.yaml");
+    std::fs::write(&base, "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  annotations:\n    capabilities: 3\nspec:\n  displayName: X\n").unwrap();
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(fixtures().join("operator"))
+        .arg("--csv-base")
+        .arg(&base)
+        .args([
+            "--package",
+            "p",
+            "--version",
+            "1.0.0",
+            "--channels",
+            "stable",
+            "-o",
+        ])
+        .arg(tmp.path().join("b"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("metadata.annotations[capabilities]"),
+        "{}",
+        text(&o)
+    );
+}
+
+// ---- validate CLI ----
+
+fn good(tmp: &Path) -> PathBuf {
+    let out = tmp.join("bundle");
+    assert!(generate(&out, 1000, &[]).status.success());
+    out
+}
+
+#[test]
+fn validate_json_output_and_exit_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = good(tmp.path());
+    let o = olm()
+        .args(["bundle", "validate", "-o", "json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v, serde_json::json!({"passed": true, "outputs": []}));
+
+    // A warning: passes, fails with --strict.
+    let csv_path = out.join(CSV);
+    let t = std::fs::read_to_string(&csv_path)
+        .unwrap()
+        .replace("  minKubeVersion: \"1.25.0\"\n", "");
+    std::fs::write(&csv_path, t).unwrap();
+    let o = olm()
+        .args(["bundle", "validate", "-o", "json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["outputs"][0]["type"], "warning");
+    assert_eq!(v["outputs"][0]["validator"], "csv");
+    assert_eq!(v["outputs"][0]["field"], "spec.minKubeVersion");
+    let o = olm()
+        .args(["bundle", "validate", "--strict", "-o", "json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()["passed"],
+        false
+    );
+
+    // An error: exit 1, text output names file and field with a hint.
+    std::fs::write(
+        out.join("manifests/sts.yaml"),
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    let o = olm()
+        .args(["bundle", "validate"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("error [objects] manifests/sts.yaml:2 kind: StatefulSet is not supported type for registryV1 bundle"), "{stdout}");
+    assert!(
+        stdout.contains("hint: OLM installs only these kinds"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAILED: 1 error(s), 1 warning(s)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn validate_usage_and_io_errors_exit_2() {
+    let o = olm()
+        .args(["bundle", "validate", "/nonexistent/bundle"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = olm()
+        .args(["bundle", "validate", "quay.io/example/op-bundle:v1.0.0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("olm image pull quay.io/example/op-bundle:v1.0.0"),
+        "{}",
+        text(&o)
+    );
+    let o = olm()
+        .args(["bundle", "validate", ".", "-s", "nonsense"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = olm()
+        .args([
+            "bundle",
+            "validate",
+            ".",
+            "--optional-values",
+            "k8s-version=abc",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn validate_malformed_yaml_is_a_validation_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = good(tmp.path());
+    std::fs::write(out.join("manifests/bad.yaml"), "a: [1\n").unwrap();
+    let o = olm()
+        .args(["bundle", "validate", "-o", "json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["outputs"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("manifests/bad.yaml:"),
+        "{v}"
+    );
+}
+
+#[test]
+fn validate_custom_categories_from_the_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = good(tmp.path());
+    let o = olm()
+        .args(["bundle", "validate", "-s", "categories"])
+        .arg(&out)
+        .env("OPERATOR_BUNDLE_CATEGORIES", r#"{"categories":["Other"]}"#)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("\"Developer Tools\" is not in the set of custom categories"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn admission_webhooks_become_webhook_definitions() {
+    let m = manifests_with(
+        "webhook.yaml",
+        r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: reverse-words-operator-validating-webhook-configuration
+webhooks:
+- admissionReviewVersions: [v1]
+  clientConfig:
+    service:
+      name: reverse-words-operator-webhook-service
+      namespace: reverse-words-operator-system
+      path: /validate-apps-linuxera-org-v1alpha1-reversewordsapp
+  failurePolicy: Fail
+  name: vreversewordsapp.kb.io
+  rules:
+  - apiGroups: [apps.linuxera.org]
+    apiVersions: [v1alpha1]
+    operations: [CREATE, UPDATE]
+    resources: [reversewordsapps]
+  sideEffects: None
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: reverse-words-operator-webhook-service
+  namespace: reverse-words-operator-system
+spec:
+  ports:
+  - port: 443
+    protocol: TCP
+    targetPort: 9443
+  selector:
+    control-plane: controller-manager
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: serving-cert
+spec:
+  secretName: webhook-server-cert
+"#,
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("b");
+    let o = generate_from(m.path(), &out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("cert-manager Certificate serving-cert dropped"),
+        "{}",
+        text(&o)
+    );
+    let c = csv(&out);
+    let w = &c["spec"]["webhookdefinitions"][0];
+    assert_eq!(w["type"], "ValidatingAdmissionWebhook");
+    assert_eq!(w["generateName"], "vreversewordsapp.kb.io");
+    assert_eq!(
+        w["deploymentName"],
+        "reverse-words-operator-controller-manager"
+    );
+    assert_eq!(w["containerPort"], 443);
+    assert_eq!(w["targetPort"], 9443);
+    assert_eq!(
+        w["webhookPath"],
+        "/validate-apps-linuxera-org-v1alpha1-reversewordsapp"
+    );
+    assert_eq!(w["rules"][0]["resources"][0], "reversewordsapps");
+    assert!(
+        !out.join("manifests/reverse-words-operator-webhook-service_v1_service.yaml")
+            .exists(),
+        "OLM creates the webhook Service"
+    );
+}
+
+#[test]
+fn csv_base_may_come_with_the_manifests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    assert!(generate(&a, 1000, &[]).status.success());
+    let base = std::fs::read_to_string(
+        fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"),
+    )
+    .unwrap();
+    let m = manifests_with("zz_base.clusterserviceversion.yaml", &base);
+    let b = tmp.path().join("b");
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(m.path())
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--default-channel",
+            "stable",
+            "--min-kube-version",
+            "1.25.0",
+            "-o",
+        ])
+        .arg(&b)
+        .env("SOURCE_DATE_EPOCH", "1000")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(snapshot(&a), snapshot(&b));
+    // Both a base in the manifests and --csv-base: ambiguous, refused.
+    let o = generate_from(m.path(), &tmp.path().join("c"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("a second ClusterServiceVersion"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn extra_service_accounts_get_their_rbac_in_the_csv() {
+    let m = manifests_with(
+        "zz_runner.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: app-runner}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: app-runner}\nrules:\n- apiGroups: ['']\n  resources: [secrets]\n  verbs: [get]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: app-runner}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: app-runner}\nsubjects:\n- {kind: ServiceAccount, name: app-runner}\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    // Without the flag the account's objects are plain manifests.
+    let a = tmp.path().join("a");
+    assert!(generate_from(m.path(), &a).status.success());
+    assert!(
+        a.join("manifests/app-runner_v1_serviceaccount.yaml")
+            .exists()
+    );
+    assert!(
+        a.join("manifests/app-runner_rbac.authorization.k8s.io_v1_role.yaml")
+            .exists()
+    );
+    // With it, the Role becomes permissions of that account and OLM creates the account.
+    let b = tmp.path().join("b");
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(m.path())
+        .arg("--csv-base")
+        .arg(fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "--extra-service-accounts",
+            "app-runner",
+            "-o",
+        ])
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let c = csv(&b);
+    let perms = c["spec"]["install"]["spec"]["permissions"]
+        .as_array()
+        .unwrap();
+    assert_eq!(perms[0]["serviceAccountName"], "app-runner");
+    assert_eq!(perms[0]["rules"][0]["resources"][0], "secrets");
+    assert_eq!(
+        perms[1]["serviceAccountName"],
+        "reverse-words-operator-controller-manager"
+    );
+    assert!(
+        !b.join("manifests/app-runner_v1_serviceaccount.yaml")
+            .exists()
+    );
+    assert!(
+        !b.join("manifests/app-runner_rbac.authorization.k8s.io_v1_role.yaml")
+            .exists()
+    );
+}
+
+#[test]
+fn operator_sdk_selector_spellings_are_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = good(tmp.path());
+    for sel in [
+        "name=good-practices",
+        "suite=operatorframework",
+        "operatorhubv2",
+        "alpha-deprecated-apis",
+    ] {
+        let o = olm()
+            .args(["bundle", "validate", "--strict", "--select-optional", sel])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{sel}: {}", text(&o));
+    }
+}
+
+#[test]
+fn conversion_webhooks_need_all_namespaces_only() {
+    // The fixture CRD with a conversion webhook, served by the operator's Deployment.
+    let crd_path = fixtures().join("operator/crd/bases/apps.linuxera.org_reversewordsapps.yaml");
+    let mut crd: Value = yaml::load_one(&crd_path).unwrap();
+    crd["spec"]["conversion"] = serde_json::json!({
+        "strategy": "Webhook",
+        "webhook": {"clientConfig": {"service": {"name": "reverse-words-operator-webhook-service", "namespace": "system", "path": "/convert"}}, "conversionReviewVersions": ["v1"]}
+    });
+    let m = manifests_with(
+        "zz_svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: reverse-words-operator-webhook-service}\nspec:\n  ports: [{port: 443, targetPort: 9443}]\n  selector: {control-plane: controller-manager}\n",
+    );
+    std::fs::write(
+        m.path()
+            .join("crd/bases/apps.linuxera.org_reversewordsapps.yaml"),
+        yaml::to_yaml(&crd).unwrap(),
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // The fixture base supports OwnNamespace too: refused, with the reason.
+    let o = generate_from(m.path(), &tmp.path().join("a"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(
+            "only AllNamespaces InstallModeType is supported when conversionCRDs is present"
+        ),
+        "{}",
+        text(&o)
+    );
+    // With AllNamespaces only it works.
+    let base_text = std::fs::read_to_string(
+        fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml"),
+    )
+    .unwrap();
+    let mut base: Value = yaml::parse_one(Path::new("base"), &base_text).unwrap();
+    base["spec"]["installModes"] = serde_json::json!([
+        {"type": "OwnNamespace", "supported": false},
+        {"type": "SingleNamespace", "supported": false},
+        {"type": "MultiNamespace", "supported": false},
+        {"type": "AllNamespaces", "supported": true},
+    ]);
+    let base_path = tmp.path().join("base.yaml");
+    std::fs::write(&base_path, yaml::to_yaml(&base).unwrap()).unwrap();
+    let out = tmp.path().join("b");
+    let o = olm()
+        .args(["bundle", "generate", "--manifests"])
+        .arg(m.path())
+        .arg("--csv-base")
+        .arg(&base_path)
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--version",
+            "0.2.1",
+            "--channels",
+            "stable",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let w = &csv(&out)["spec"]["webhookdefinitions"][0];
+    assert_eq!(w["type"], "ConversionWebhook");
+    assert_eq!(w["conversionCRDs"][0], "reversewordsapps.apps.linuxera.org");
+    assert_eq!(w["generateName"], "creversewordsapps.kb.io");
+    assert_eq!(
+        w["deploymentName"],
+        "reverse-words-operator-controller-manager"
+    );
+    assert_eq!(w["targetPort"], 9443);
+    assert_eq!(w["webhookPath"], "/convert");
+}
