@@ -110,6 +110,16 @@ pub struct OutputArgs {
     pub digestfile: Option<PathBuf>,
 }
 
+/// Prints one result line on stdout; a closed pipe (`| head`) is not an error.
+fn emit(line: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{line}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 /// A usage mistake: reported like clap's (exit code 2).
 fn usage(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     eprintln!("error: {msg}");
@@ -147,7 +157,7 @@ async fn deliver(
     if let Some(path) = digestfile {
         fsx::write_atomic(path, stored.digest.as_bytes())?;
     }
-    println!("{}", stored.pinned);
+    emit(&stored.pinned)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -333,7 +343,7 @@ async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
             if let Some(path) = &a.digestfile {
                 fsx::write_atomic(path, image.digest.as_bytes())?;
             }
-            println!("{}", image.digest);
+            emit(&image.digest)?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -360,7 +370,7 @@ async fn image_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
     } else {
         serde_json::to_string_pretty(&info)?
     };
-    println!("{out}");
+    emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
