@@ -249,7 +249,7 @@ fn operator_image_from_a_dynamic_binary_runs_from_its_own_rootfs() {
         .expect("libc.so.6 packed");
 
     // Run it the way a runtime would: entrypoint + cmd from the config, in the rootfs.
-    let entry = format!("{}", cfg["config"]["Entrypoint"][0].as_str().unwrap());
+    let entry = cfg["config"]["Entrypoint"][0].as_str().unwrap().to_string();
     match run_in_rootfs(&root, &[&entry, "hello-from-image"]) {
         Some(out) => {
             assert!(

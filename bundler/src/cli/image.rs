@@ -28,7 +28,7 @@ const DEFAULT_DEST: &str = "oci:oci-layout";
 pub enum ImageCommand {
     /// Build an operator image from a Linux binary (like ko, for any language): the binary,
     /// its shared-library closure when dynamic, a non-root user, CA certificates, OCI labels.
-    Build(ImageBuildArgs),
+    Build(Box<ImageBuildArgs>),
     /// Push an image from an OCI layout to a registry.
     Push(PushArgs),
     /// Pull an image from a registry into an OCI layout, or unpack its files (--rootfs).
@@ -41,7 +41,7 @@ pub enum ImageCommand {
 
 pub async fn run(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        ImageCommand::Build(a) => image_build(a).await,
+        ImageCommand::Build(a) => image_build(*a).await,
         ImageCommand::Push(a) => image_push(a).await,
         ImageCommand::Pull(a) => image_pull(a).await,
         ImageCommand::Inspect(a) => image_inspect(a).await,
