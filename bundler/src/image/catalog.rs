@@ -1,0 +1,92 @@
+//! The catalog image: the file-based catalog under `/configs`, the `olm` binary as
+//! `/bin/olm` (with `/bin/grpc_health_probe` linking to it), and the label OLM reads to find
+//! the catalog. Its entrypoint serves `/configs` on :50051.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::layer::{LayerBuilder, Owner};
+use super::model::Image;
+use super::rootfs::{self, BinarySpec, BuildError};
+
+/// The label pointing OLM and opm at the catalog inside the image.
+pub const CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";
+/// Where the catalog goes.
+pub const CONFIGS_DIR: &str = "/configs";
+/// The gRPC port `olm catalog serve` listens on (as `opm serve` does).
+pub const GRPC_PORT: &str = "50051/tcp";
+
+/// Everything that decides the catalog image's bytes.
+#[derive(Debug, Clone)]
+pub struct CatalogImage {
+    /// The file-based catalog directory.
+    pub catalog_dir: PathBuf,
+    /// The `olm` binary to serve it with.
+    pub olm_binary: PathBuf,
+    /// Extra labels.
+    pub labels: BTreeMap<String, String>,
+    /// The CA bundle to copy in; `None` for none.
+    pub ca_bundle: Option<PathBuf>,
+    pub created: u64,
+}
+
+fn has_catalog_files(dir: &Path) -> bool {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    rd.filter_map(Result::ok).any(|e| {
+        let p = e.path();
+        if p.is_dir() {
+            has_catalog_files(&p)
+        } else {
+            matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml" | "json")
+            )
+        }
+    })
+}
+
+impl CatalogImage {
+    /// Builds the image in memory.
+    pub fn build(&self) -> Result<Image, BuildError> {
+        if !self.catalog_dir.is_dir() {
+            return Err(BuildError::Input {
+                path: self.catalog_dir.clone(),
+                what: "not a directory (expected a file-based catalog)".into(),
+            });
+        }
+        if !has_catalog_files(&self.catalog_dir) {
+            return Err(BuildError::Input {
+                path: self.catalog_dir.clone(),
+                what: "holds no .yaml, .yml or .json files: not a file-based catalog".into(),
+            });
+        }
+        let base = rootfs::base_layer(self.ca_bundle.as_deref(), self.created)?;
+        let spec = BinarySpec {
+            binary: self.olm_binary.clone(),
+            install_path: "/bin/olm".into(),
+            sysroot: PathBuf::from("/"),
+            library_path: Vec::new(),
+        };
+        let layers = rootfs::binary_layers(&spec, self.created, |b| {
+            b.symlink("bin/grpc_health_probe", "olm").map(|_| ())
+        })?;
+        let mut configs = LayerBuilder::new(self.created);
+        configs.tree(&self.catalog_dir, CONFIGS_DIR, Owner::Root)?;
+        let configs = configs.finish()?;
+        Ok(
+            rootfs::app_image(layers, base, self.created, "olm catalog build")
+                .layer(configs, "olm catalog build: file-based catalog at /configs")
+                .entrypoint(
+                    ["/bin/olm", "catalog", "serve", CONFIGS_DIR]
+                        .map(String::from)
+                        .to_vec(),
+                )
+                .expose(GRPC_PORT)
+                .labels(self.labels.clone())
+                .label(CONFIGS_LABEL, CONFIGS_DIR)
+                .build(),
+        )
+    }
+}
