@@ -29,7 +29,7 @@ pub enum BundleCommand {
 pub async fn run(cmd: BundleCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BundleCommand::Generate(args) => Ok(run_generate(*args)),
-        BundleCommand::Validate(args) => Ok(run_validate(args)),
+        BundleCommand::Validate(args) => Ok(run_validate(args).await),
         BundleCommand::Build(args) => super::image::bundle_build(args).await,
     }
 }
@@ -387,8 +387,11 @@ pub enum OutputFormat {
 /// `olm bundle validate <dir>`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// The bundle directory (image references: pull with `olm image pull` first).
+    /// The bundle: a directory, or an image (`oci:<dir>[:tag]` or a registry reference), which
+    /// is pulled and unpacked to a temporary directory first.
     pub bundle: String,
+    #[command(flatten)]
+    pub registry: super::image::RegistryArgs,
     /// Optional suites to run too, comma-separated or repeated: operatorhub, capabilities,
     /// categories, good-practices, deprecated-apis, object, or all.
     #[arg(long = "select-optional", short = 's', value_delimiter = ',')]
@@ -413,7 +416,7 @@ fn looks_like_image_reference(s: &str) -> bool {
         && olm_bundler::bundle::names::check_image_reference(s).is_ok()
 }
 
-fn run_validate(args: ValidateArgs) -> ExitCode {
+async fn run_validate(args: ValidateArgs) -> ExitCode {
     let mut opts = Options::default();
     for s in &args.select_optional {
         match Suite::parse(s) {
@@ -446,16 +449,32 @@ fn run_validate(args: ValidateArgs) -> ExitCode {
             Err(e) => return usage(format!("OPERATOR_BUNDLE_CATEGORIES: {e}")),
         }
     }
-    let path = Path::new(&args.bundle);
+    let mut path = Path::new(&args.bundle).to_path_buf();
+    // Kept alive until validation is done: the unpacked image lives in it.
+    let mut _unpacked = None;
     if !path.is_dir() {
-        if !path.exists() && looks_like_image_reference(&args.bundle) {
-            return usage(format!(
-                "{} looks like an image reference; validating images needs the bundle pulled first: `olm image pull {} --output <dir>`, then `olm bundle validate <dir>`",
-                args.bundle, args.bundle
-            ));
+        let is_image = args.bundle.starts_with("oci:")
+            || (!path.exists() && looks_like_image_reference(&args.bundle));
+        if !is_image {
+            return usage(format!("{}: not a bundle directory", path.display()));
         }
-        return usage(format!("{}: not a bundle directory", path.display()));
+        let opts = match args.registry.options() {
+            Ok(o) => o,
+            Err(e) => return usage(e),
+        };
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => return usage(format!("cannot create a temporary directory: {e}")),
+        };
+        if let Err(e) =
+            olm_bundler::image::transfer::pull_to_dir(&args.bundle, dir.path(), &opts).await
+        {
+            return failure(&anyhow::anyhow!(e).context(format!("cannot pull {}", args.bundle)));
+        }
+        path = dir.path().to_path_buf();
+        _unpacked = Some(dir);
     }
+    let path = path.as_path();
     let report =
         match BundleDir::load(path) {
             Ok(b) => validate::validate(&b, &opts),
@@ -474,7 +493,7 @@ fn run_validate(args: ValidateArgs) -> ExitCode {
             Ok(s) => println!("{s}"),
             Err(e) => return usage(e),
         },
-        OutputFormat::Text => print_text(path, &report, args.strict),
+        OutputFormat::Text => print_text(Path::new(&args.bundle), &report, args.strict),
     }
     if report.passed(args.strict) {
         ExitCode::SUCCESS

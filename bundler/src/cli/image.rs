@@ -79,7 +79,7 @@ pub struct RegistryArgs {
 }
 
 impl RegistryArgs {
-    fn options(&self) -> anyhow::Result<RegistryOptions> {
+    pub(super) fn options(&self) -> anyhow::Result<RegistryOptions> {
         let creds = self.creds.as_deref().map(Credentials::parse).transpose()?;
         Ok(RegistryOptions {
             creds,
