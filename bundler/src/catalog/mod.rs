@@ -9,10 +9,14 @@
 pub mod b64;
 pub mod declcfg;
 pub mod diagnostic;
+pub mod graph;
 pub mod ignore;
 pub mod imageref;
 pub mod load;
 pub mod model;
 pub mod property;
+pub mod render;
 pub mod semver_range;
+pub mod template;
+pub mod upgrade;
 pub mod validate;
