@@ -123,7 +123,7 @@ pub fn upgrade_path(
             let Some(e) = ch.entry(name) else { continue };
             let via = if e.replaces.as_deref() == Some(cur_name.as_str()) {
                 Some("replaces".to_string())
-            } else if e.skips.iter().any(|s| *s == cur_name) {
+            } else if e.skips.contains(&cur_name) {
                 Some("skips".to_string())
             } else {
                 e.skip_range
