@@ -6,6 +6,7 @@
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
 //! - [`semver_range`]: blang/semver versions and ranges, as OLM's skipRange uses them.
 
+pub mod add;
 pub mod b64;
 pub mod declcfg;
 pub mod diagnostic;
