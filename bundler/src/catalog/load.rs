@@ -208,7 +208,12 @@ fn shift_line(e: YamlError, by: u32) -> YamlError {
             path,
             line: line.map(|l| l + u64::from(by)),
             column,
-            message,
+            // The parser's own "at line N" counts from the document start; the absolute line
+            // is in the prefix already.
+            message: match message.find(" at line ") {
+                Some(i) => message[..i].to_string(),
+                None => message,
+            },
         },
         other => other,
     }
