@@ -18,6 +18,7 @@ pub mod model;
 pub mod property;
 pub mod render;
 pub mod semver_range;
+pub mod synth;
 pub mod template;
 pub mod upgrade;
 pub mod validate;

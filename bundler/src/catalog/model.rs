@@ -17,6 +17,15 @@ use super::property::{Gvk, PackageRequired, TYPE_BUNDLE_OBJECT, TypedProperty};
 use super::semver_range::Range;
 use super::validate;
 
+/// Why a catalog directory could not become a model.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelLoadError {
+    #[error(transparent)]
+    Load(super::load::LoadErrors),
+    #[error("invalid catalog:\n{0}")]
+    Invalid(Report),
+}
+
 /// A whole catalog.
 #[derive(Debug, Clone, Default)]
 pub struct Model {
@@ -181,7 +190,23 @@ impl Model {
         if report.has_errors() {
             return Err(report);
         }
+        Ok((build(cfg.clone()), report))
+    }
+
+    /// Like [`from_declcfg`](Self::from_declcfg) but consumes the blobs, so their strings move
+    /// into the model instead of being copied (what a server wants for big catalogs).
+    pub fn from_declcfg_owned(cfg: DeclarativeConfig) -> Result<(Model, Report), Report> {
+        let report = validate::validate(&cfg);
+        if report.has_errors() {
+            return Err(report);
+        }
         Ok((build(cfg), report))
+    }
+
+    /// Loads a catalog directory (or file), validates it and builds the model.
+    pub fn load(dir: &std::path::Path) -> Result<(Model, Report), ModelLoadError> {
+        let cfg = super::load::load_dir(dir).map_err(ModelLoadError::Load)?;
+        Model::from_declcfg_owned(cfg).map_err(ModelLoadError::Invalid)
     }
 
     pub fn packages(&self) -> impl Iterator<Item = &Package> {
@@ -247,37 +272,43 @@ impl Model {
     }
 }
 
-fn build(cfg: &DeclarativeConfig) -> Model {
+fn build(cfg: DeclarativeConfig) -> Model {
     let mut packages: BTreeMap<String, Package> = BTreeMap::new();
-    for p in &cfg.packages {
-        packages.entry(p.name.clone()).or_insert_with(|| Package {
-            name: p.name.clone(),
-            description: p.description.clone(),
-            icon: p.icon.clone(),
-            default_channel: p.default_channel.clone(),
-            properties: p.properties.clone(),
-            deprecation: None,
-            channels: BTreeMap::new(),
-            bundles: BTreeMap::new(),
-        });
+    for p in cfg.packages {
+        if packages.contains_key(&p.name) {
+            continue;
+        }
+        packages.insert(
+            p.name.clone(),
+            Package {
+                name: p.name,
+                description: p.description,
+                icon: p.icon,
+                default_channel: p.default_channel,
+                properties: p.properties,
+                deprecation: None,
+                channels: BTreeMap::new(),
+                bundles: BTreeMap::new(),
+            },
+        );
     }
-    for b in &cfg.bundles {
+    for b in cfg.bundles {
         let Some(p) = packages.get_mut(&b.package) else {
             continue;
         };
         let mut diags = Vec::new();
-        let facts = validate::bundle_facts(b, &mut diags);
+        let facts = validate::bundle_facts(&b, &mut diags);
         let Some(version) = facts.version else {
             continue;
         };
         p.bundles.insert(
             b.name.clone(),
             Bundle {
-                name: b.name.clone(),
-                package: b.package.clone(),
-                image: b.image.clone(),
-                properties: b.properties.clone(),
-                related_images: b.related_images.clone(),
+                name: b.name,
+                package: b.package,
+                image: b.image,
+                properties: b.properties,
+                related_images: b.related_images,
                 version,
                 release: facts.release,
                 provided_gvks: facts.provided,

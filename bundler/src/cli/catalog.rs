@@ -30,6 +30,20 @@ pub enum CatalogCommand {
     Add(AddArgs),
     /// Build the catalog image: FBC under /configs, served by `olm catalog serve` on :50051.
     Build(super::image::CatalogBuildArgs),
+    /// Write a synthetic catalog of opm's benchmark shape (for benchmarks).
+    #[command(hide = true)]
+    Synthesize(SynthArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Output directory.
+    pub dir: PathBuf,
+    /// Multiple of opm's shape (300 packages, 450 channels, 3,000 bundles).
+    #[arg(long, default_value_t = 1)]
+    pub scale: usize,
+    #[arg(long, value_enum, default_value = "yaml")]
+    pub format: FbcFormat,
 }
 
 pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
@@ -41,6 +55,7 @@ pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
         CatalogCommand::UpgradePath(a) => upgrade_cmd(a),
         CatalogCommand::Add(a) => add_cmd(a),
         CatalogCommand::Build(args) => super::image::catalog_build(args).await,
+        CatalogCommand::Synthesize(a) => synth_cmd(a),
     }
 }
 
@@ -461,6 +476,22 @@ fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
         changes.unchanged,
         outcome.template.display(),
         outcome.catalog.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn synth_cmd(a: SynthArgs) -> anyhow::Result<ExitCode> {
+    use olm_bundler::catalog::synth;
+    let syntax = match a.format {
+        FbcFormat::Json => synth::Syntax::Json,
+        FbcFormat::Yaml => synth::Syntax::Yaml,
+    };
+    let bytes = synth::write(&a.dir, &synth::Shape::opm(a.scale), syntax)?;
+    eprintln!(
+        "wrote {} packages ({} bytes) to {}",
+        300 * a.scale,
+        bytes,
+        a.dir.display()
     );
     Ok(ExitCode::SUCCESS)
 }
