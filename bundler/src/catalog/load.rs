@@ -156,6 +156,7 @@ pub fn load_files(files: &[PathBuf]) -> Result<DeclarativeConfig, LoadErrors> {
     for (i, slot) in slots.into_iter().enumerate() {
         results[i] = slot.into_inner().ok().flatten();
     }
+    tracing::debug!(files = files.len(), "parsed");
     let mut cfg = DeclarativeConfig::default();
     let mut errors = Vec::new();
     for r in results.into_iter().flatten() {
@@ -344,12 +345,34 @@ fn typed<T: serde::de::DeserializeOwned>(
     serde_json::from_value(value).map_err(|e| blob_err(source, format!("parse {what}: {e}")))
 }
 
+/// Rebuilds every object and list at its exact size. Parsers grow maps and vectors by
+/// doubling, so a catalog kept in memory would otherwise carry spare capacity in most of its
+/// nodes.
+pub fn compact(value: Value) -> Value {
+    match value {
+        Value::Object(m) => {
+            let mut out = Map::with_capacity(m.len());
+            for (k, v) in m {
+                out.insert(k, compact(v));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(compact).collect()),
+        Value::String(mut s) => {
+            s.shrink_to_fit();
+            Value::String(s)
+        }
+        other => other,
+    }
+}
+
 /// Converts one parsed document into its blob and adds it to `cfg`.
 pub fn add_blob(
     cfg: &mut DeclarativeConfig,
     value: Value,
     source: Source,
 ) -> Result<(), LoadError> {
+    let value = compact(value);
     let Value::Object(mut obj) = value else {
         return Err(blob_err(
             &source,

@@ -39,6 +39,23 @@ pub fn bundle_facts(b: &Bundle, out: &mut Vec<Diagnostic>) -> BundleFacts {
             .bundle(&b.name)
     };
     for (i, p) in b.properties.iter().enumerate() {
+        // opm checks only that these large values are JSON (which a loaded value is); a full
+        // typed parse would copy every CSV description for nothing.
+        if p.ty == super::property::TYPE_CSV_METADATA || p.ty == super::property::TYPE_CONSTRAINT {
+            if !p.value.is_object() {
+                out.push(
+                    d(
+                        "bundle-property-invalid",
+                        format!(
+                            "parse properties for bundle {:?}: parse property[{i}] of type {:?}: value must be an object",
+                            b.name, p.ty
+                        ),
+                    )
+                    .fix(format!("make properties[{i}].value an object")),
+                );
+            }
+            continue;
+        }
         match p.parse(i) {
             Err(e) => out.push(
                 d(
@@ -433,9 +450,8 @@ pub fn validate(cfg: &DeclarativeConfig) -> Report {
                 .fix("add an olm.channel blob with that name or point defaultChannel at an existing channel"),
             );
         }
-        if pkg_channels.is_none_or(|cs| cs.is_empty()) && !p.default_channel.is_empty() {
-            // opm creates the default channel empty; report what users see.
-        } else if pkg_channels.is_none_or(|cs| cs.is_empty()) {
+        // With a default channel set, opm reports the missing default channel (above) instead.
+        if pkg_channels.is_none_or(|cs| cs.is_empty()) && p.default_channel.is_empty() {
             out.push(
                 perr(
                     "package-no-channels",
@@ -446,7 +462,7 @@ pub fn validate(cfg: &DeclarativeConfig) -> Report {
         }
         if let Some(cs) = pkg_channels {
             for c in cs.values() {
-                validate_channel(c, pkg_bundles, &mut out);
+                validate_channel(c, &mut out);
             }
         }
         if let Some(bs) = pkg_bundles {
@@ -558,7 +574,7 @@ pub fn replaces_chain<'a>(
     Ok(chain)
 }
 
-fn validate_channel(c: &Channel, bundles: Option<&PkgBundles>, out: &mut Vec<Diagnostic>) {
+fn validate_channel(c: &Channel, out: &mut Vec<Diagnostic>) {
     let cerr = |rule, msg: String| {
         Diagnostic::new(Severity::Error, rule, &c.source, msg)
             .package(&c.package)
@@ -647,7 +663,6 @@ fn validate_channel(c: &Channel, bundles: Option<&PkgBundles>, out: &mut Vec<Dia
             }
         }
     }
-    let _ = bundles;
 }
 
 fn validate_deprecations(
@@ -1047,7 +1062,7 @@ properties:
             ..Default::default()
         });
         let mut out = Vec::new();
-        validate_channel(&cfg.channels[0], None, &mut out);
+        validate_channel(&cfg.channels[0], &mut out);
         assert_eq!(
             out[0].message,
             "detected cycle in replaces chain of upgrade graph: a.v3 -> a.v2 -> a.v1 -> a.v3"

@@ -340,7 +340,11 @@ fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         eprintln!("error: {}: no such file or directory", a.dir.display());
         return Ok(ExitCode::from(2));
     }
-    let (_, report) = load_and_validate(&a.dir);
+    let started = std::time::Instant::now();
+    let (cfg, report) = load_and_validate(&a.dir);
+    tracing::debug!(elapsed = ?started.elapsed(), "loaded and validated");
+    // The process ends right after printing: skip freeing a possibly huge catalog blob by blob.
+    std::mem::forget(cfg);
     let failed = report.has_errors() || (a.strict && report.warnings().next().is_some());
     match a.output {
         ReportFormat::Text => {
