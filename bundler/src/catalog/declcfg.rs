@@ -230,6 +230,14 @@ impl DeclarativeConfig {
     /// name) the package, its channels, bundles, other blobs (stable by schema) and
     /// deprecations; then blobs that belong to no package.
     pub fn ordered_values(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.visit_ordered(|v| out.push(v));
+        out
+    }
+
+    /// Calls `f` with each blob as a JSON value, in [`ordered_values`](Self::ordered_values)
+    /// order, one at a time (writers use this so a big catalog is never copied whole).
+    pub fn visit_ordered(&self, mut f: impl FnMut(Value)) {
         use std::collections::BTreeMap;
         #[derive(Default)]
         struct Group<'a> {
@@ -260,53 +268,63 @@ impl DeclarativeConfig {
         for d in &self.deprecations {
             groups.entry(&d.package).or_default().deprecations.push(d);
         }
-        let mut out = Vec::new();
         let to_value = |v: &dyn erased::Ser| v.value();
         for (_, mut g) in groups {
             g.channels.sort_by(|a, b| a.name.cmp(&b.name));
             g.bundles.sort_by(|a, b| a.name.cmp(&b.name));
             g.others.sort_by(|a, b| a.schema.cmp(&b.schema));
             for p in g.packages {
-                out.push(to_value(p));
+                f(to_value(p));
             }
             for c in g.channels {
-                out.push(to_value(c));
+                f(to_value(c));
             }
             for b in g.bundles {
-                out.push(to_value(b));
+                f(to_value(b));
             }
             for o in g.others {
-                out.push(o.blob.clone());
+                f(o.blob.clone());
             }
             for d in g.deprecations {
-                out.push(to_value(d));
+                f(to_value(d));
             }
         }
         for o in rootless {
-            out.push(o.blob.clone());
+            f(o.blob.clone());
         }
-        out
     }
 
     /// JSON as `opm render -o json` writes it: each blob indented by four spaces, one after
     /// another.
     pub fn to_json(&self) -> String {
         let mut out = String::new();
-        for v in self.ordered_values() {
+        self.visit_ordered(|v| {
             out.push_str(&json_pretty4(&v));
             out.push('\n');
-        }
+        });
         out
     }
 
     /// YAML as `opm render -o yaml` writes it: `---` before every document, keys sorted.
     pub fn to_yaml(&self) -> Result<String, serde_saphyr::SerializeError> {
         let mut out = String::new();
-        for v in self.ordered_values() {
-            out.push_str("---\n");
-            out.push_str(&crate::yaml::to_yaml(&sort_keys(v))?);
+        let mut err = None;
+        self.visit_ordered(|v| {
+            if err.is_some() {
+                return;
+            }
+            match crate::yaml::to_yaml(&sort_keys(v)) {
+                Ok(doc) => {
+                    out.push_str("---\n");
+                    out.push_str(&doc);
+                }
+                Err(e) => err = Some(e),
+            }
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
         }
-        Ok(out)
     }
 }
 
