@@ -127,7 +127,7 @@ pub fn package(index: usize, shape: &Shape) -> DeclarativeConfig {
         entries: stable.clone(),
         ..Default::default()
     });
-    if index % 2 == 0 {
+    if index.is_multiple_of(2) {
         let half = n / 2;
         let mut fast: Vec<ChannelEntry> = stable[half..].to_vec();
         if let Some(first) = fast.first_mut() {
