@@ -1,17 +1,501 @@
 //! `olm catalog ...`.
 
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+
+use olm_bundler::catalog::declcfg::DeclarativeConfig;
+use olm_bundler::catalog::diagnostic::{Diagnostic, Report, Severity};
+use olm_bundler::catalog::render::Form;
+use olm_bundler::catalog::template::{self, BundleResolver};
+use olm_bundler::catalog::{add, graph, load, model, render, upgrade, validate};
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
+    /// Render bundle directories and catalog directories to FBC (like `opm render`).
+    Render(RenderArgs),
+    /// Render a catalog template (olm.template.basic or olm.semver) to FBC.
+    Template(TemplateArgs),
+    /// Validate a catalog directory: every `opm validate` rule plus extra warnings.
+    Validate(ValidateArgs),
+    /// Draw the upgrade graph of each channel (mermaid as `opm alpha render-graph`, dot, svg).
+    Graph(GraphArgs),
+    /// The updates OLM would apply from an installed version to the channel head.
+    UpgradePath(UpgradePathArgs),
+    /// Add a released bundle to a package's template and re-render the package.
+    Add(AddArgs),
     /// Build the catalog image: FBC under /configs, served by `olm catalog serve` on :50051.
     Build(super::image::CatalogBuildArgs),
+    /// Write a synthetic catalog of opm's benchmark shape (for benchmarks).
+    #[command(hide = true)]
+    Synthesize(SynthArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Output directory.
+    pub dir: PathBuf,
+    /// Multiple of opm's shape (300 packages, 450 channels, 3,000 bundles).
+    #[arg(long, default_value_t = 1)]
+    pub scale: usize,
+    #[arg(long, value_enum, default_value = "yaml")]
+    pub format: FbcFormat,
 }
 
 pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        CatalogCommand::Render(a) => render_cmd(a),
+        CatalogCommand::Template(a) => template_cmd(a),
+        CatalogCommand::Validate(a) => validate_cmd(a),
+        CatalogCommand::Graph(a) => graph_cmd(a),
+        CatalogCommand::UpgradePath(a) => upgrade_cmd(a),
+        CatalogCommand::Add(a) => add_cmd(a),
         CatalogCommand::Build(args) => super::image::catalog_build(args).await,
+        CatalogCommand::Synthesize(a) => synth_cmd(a),
     }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum FbcFormat {
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum MigrateLevel {
+    /// Keep every manifest as an `olm.bundle.object` property.
+    None,
+    /// One `olm.csv.metadata` property instead of the manifests.
+    #[value(name = "bundle-object-to-csv-metadata")]
+    CsvMetadata,
+}
+
+/// How bundles are written; the default is the compact `olm.csv.metadata` form.
+#[derive(Debug, Args)]
+pub struct FormArgs {
+    /// `bundle-object-to-csv-metadata` (default) or `none` (embed every manifest).
+    #[arg(long, value_enum, default_value = "bundle-object-to-csv-metadata")]
+    pub migrate_level: MigrateLevel,
+    /// Shorthand for `--migrate-level none`: embed manifests as `olm.bundle.object`.
+    #[arg(long)]
+    pub bundle_objects: bool,
+}
+
+impl FormArgs {
+    fn form(&self) -> Form {
+        if self.bundle_objects || self.migrate_level == MigrateLevel::None {
+            Form::BundleObjects
+        } else {
+            Form::CsvMetadata
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// Bundle directories, catalog directories or files (image references need the registry).
+    #[arg(required = true)]
+    pub refs: Vec<String>,
+    #[arg(short, long, value_enum, default_value = "json")]
+    pub output: FbcFormat,
+    /// The bundle image reference to record for a single bundle directory.
+    #[arg(long)]
+    pub image: Option<String>,
+    #[command(flatten)]
+    pub form: FormArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum TemplateKind {
+    Basic,
+    Semver,
+}
+
+#[derive(Debug, Args)]
+pub struct TemplateArgs {
+    /// Template type.
+    #[arg(value_enum)]
+    pub kind: TemplateKind,
+    /// The template file (YAML or JSON).
+    pub file: PathBuf,
+    #[arg(short, long, value_enum, default_value = "json")]
+    pub output: FbcFormat,
+    /// Render IMAGE from a local bundle directory: `--bundle-dir IMAGE=DIR` (repeatable).
+    #[arg(long = "bundle-dir", value_name = "IMAGE=DIR")]
+    pub bundle_dirs: Vec<String>,
+    /// Reuse bundles already rendered in this catalog (matched by image).
+    #[arg(long)]
+    pub reuse: Vec<PathBuf>,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub form: FormArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ReportFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The catalog directory (or a single catalog file).
+    pub dir: PathBuf,
+    #[arg(short, long, value_enum, default_value = "text")]
+    pub output: ReportFormat,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum GraphFormat {
+    Mermaid,
+    Dot,
+    Svg,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// The catalog directory (or file).
+    pub dir: PathBuf,
+    #[arg(short = 'p', long = "package")]
+    pub package: Option<String>,
+    #[arg(long, value_enum, default_value = "mermaid")]
+    pub format: GraphFormat,
+    /// Only edges from this bundle's version upwards.
+    #[arg(long)]
+    pub minimum_edge: Option<String>,
+    /// Mark what OLM v0 ignores (entries skipped by newer entries and edges into them).
+    #[arg(long)]
+    pub draw_v0_semantics: bool,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct UpgradePathArgs {
+    /// The catalog directory (or file).
+    pub dir: PathBuf,
+    #[arg(short = 'p', long = "package")]
+    pub package: String,
+    /// The installed bundle: its name or its version.
+    #[arg(long)]
+    pub from: String,
+    /// Default: the package's default channel.
+    #[arg(long)]
+    pub channel: Option<String>,
+    #[arg(short, long, value_enum, default_value = "text")]
+    pub output: ReportFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum GenerateArg {
+    Minor,
+    Major,
+    Both,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The catalog directory; the package lives in `<dir>/<package>/`.
+    pub catalog_dir: PathBuf,
+    /// The released bundle: a bundle directory (with --image) or its image reference.
+    #[arg(long)]
+    pub bundle: String,
+    /// The image the bundle directory was pushed as.
+    #[arg(long)]
+    pub image: Option<String>,
+    /// Semver templates: candidate,fast,stable (any of). Basic templates: channel names.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub channels: Vec<String>,
+    /// The template (default `<dir>/<package>/template.yaml`, created as olm.semver).
+    #[arg(long)]
+    pub template: Option<PathBuf>,
+    /// Basic templates: skipRange of the new entries.
+    #[arg(long)]
+    pub skip_range: Option<String>,
+    /// Channels a new semver template generates.
+    #[arg(long, value_enum, default_value = "minor")]
+    pub generate: GenerateArg,
+    /// Show what would change; write nothing; exit 1 if anything would.
+    #[arg(long)]
+    pub check: bool,
+    #[command(flatten)]
+    pub form: FormArgs,
+}
+
+fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        // `olm ... | head` closing the pipe is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e).context("cannot write to stdout"),
+    }
+}
+
+fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
+    match out {
+        Some(p) => {
+            olm_bundler::fsx::write_atomic(p, text.as_bytes())?;
+            Ok(())
+        }
+        None => print(text),
+    }
+}
+
+fn fbc_text(cfg: &DeclarativeConfig, format: FbcFormat) -> anyhow::Result<String> {
+    Ok(match format {
+        FbcFormat::Json => cfg.to_json(),
+        FbcFormat::Yaml => cfg.to_yaml().context("cannot write YAML")?,
+    })
+}
+
+fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
+    let form = a.form.form();
+    if a.image.is_some() && a.refs.len() != 1 {
+        anyhow::bail!("--image applies to a single bundle directory");
+    }
+    let mut cfg = DeclarativeConfig::default();
+    for r in &a.refs {
+        let p = Path::new(r);
+        if let Some(image) = &a.image {
+            if !(p.join("manifests").is_dir() && p.join("metadata").is_dir()) {
+                anyhow::bail!("{r}: --image applies to a bundle directory");
+            }
+            cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
+        } else {
+            cfg.merge(render::render_ref(r, form)?);
+        }
+    }
+    print(&fbc_text(&cfg, a.output)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_bundle_dirs(list: &[String]) -> anyhow::Result<BTreeMap<String, PathBuf>> {
+    let mut out = BTreeMap::new();
+    for item in list {
+        let Some((image, dir)) = item.rsplit_once('=') else {
+            anyhow::bail!("--bundle-dir {item:?}: expected IMAGE=DIR");
+        };
+        if image.is_empty() || dir.is_empty() {
+            anyhow::bail!("--bundle-dir {item:?}: expected IMAGE=DIR");
+        }
+        out.insert(image.to_string(), PathBuf::from(dir));
+    }
+    Ok(out)
+}
+
+fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
+    let mut resolver = BundleResolver {
+        dirs: parse_bundle_dirs(&a.bundle_dirs)?,
+        form: a.form.form(),
+        ..Default::default()
+    };
+    for r in &a.reuse {
+        resolver.reuse_catalog(r)?;
+    }
+    let tpl = template::read_template(&a.file)?;
+    let cfg = match a.kind {
+        TemplateKind::Basic => template::render_basic(&a.file, &tpl, &resolver)?,
+        TemplateKind::Semver => {
+            let t = template::parse_semver(&a.file, &tpl)?;
+            template::render_semver(&a.file, &t, &resolver)?
+        }
+    };
+    emit(&fbc_text(&cfg, a.output)?, a.out.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads and validates; load failures become error diagnostics so they print the same way.
+fn load_and_validate(dir: &Path) -> (Option<DeclarativeConfig>, Report) {
+    match load::load_dir(dir) {
+        Ok(cfg) => {
+            let report = validate::validate(&cfg);
+            (Some(cfg), report)
+        }
+        Err(errs) => {
+            let mut report = Report::default();
+            for e in errs.0 {
+                let mut d =
+                    Diagnostic::new(Severity::Error, "load", &Default::default(), e.to_string());
+                d.fix = "fix the file so it parses as YAML/JSON catalog blobs, or list it in .indexignore".into();
+                report.push(d);
+            }
+            (None, report)
+        }
+    }
+}
+
+fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
+    if !a.dir.exists() {
+        eprintln!("error: {}: no such file or directory", a.dir.display());
+        return Ok(ExitCode::from(2));
+    }
+    let started = std::time::Instant::now();
+    let (cfg, report) = load_and_validate(&a.dir);
+    tracing::debug!(elapsed = ?started.elapsed(), "loaded and validated");
+    // The process ends right after printing: skip freeing a possibly huge catalog blob by blob.
+    std::mem::forget(cfg);
+    let failed = report.has_errors() || (a.strict && report.warnings().next().is_some());
+    match a.output {
+        ReportFormat::Text => {
+            let text = report.to_text();
+            if failed {
+                eprint!("{text}");
+            } else {
+                print(&text)?;
+            }
+        }
+        ReportFormat::Json => print(&report.to_json())?,
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
+    let cfg = load::load_dir(&a.dir)?;
+    let format = match a.format {
+        GraphFormat::Mermaid => graph::Format::Mermaid,
+        GraphFormat::Dot => graph::Format::Dot,
+        GraphFormat::Svg => graph::Format::Svg,
+    };
+    let text = graph::render(
+        &cfg,
+        format,
+        &graph::Options {
+            package: a.package,
+            minimum_edge: a.minimum_edge,
+            v0_semantics: a.draw_v0_semantics,
+        },
+    )?;
+    emit(&text, a.out.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn upgrade_cmd(a: UpgradePathArgs) -> anyhow::Result<ExitCode> {
+    let cfg = load::load_dir(&a.dir)?;
+    let m = match model::Model::from_declcfg(&cfg) {
+        Ok((m, _)) => m,
+        Err(report) => {
+            eprint!("{}", report.to_text());
+            anyhow::bail!(
+                "{}: the catalog does not validate; fix it first",
+                a.dir.display()
+            );
+        }
+    };
+    let (channel, steps) = upgrade::upgrade_path(&m, &a.package, &a.from, a.channel.as_deref())?;
+    match a.output {
+        ReportFormat::Text => {
+            let mut s = String::new();
+            if steps.is_empty() {
+                s.push_str(&format!(
+                    "{} is already the head of channel {channel:?}\n",
+                    a.from
+                ));
+            } else {
+                s.push_str(&format!("channel {channel:?}: {} update(s)\n", steps.len()));
+                for (i, st) in steps.iter().enumerate() {
+                    s.push_str(&format!(
+                        "{}. {} -> {} ({}) via {}\n",
+                        i + 1,
+                        st.from,
+                        st.to,
+                        st.to_version,
+                        st.via
+                    ));
+                }
+            }
+            print(&s)?;
+        }
+        ReportFormat::Json => {
+            let steps: Vec<serde_json::Value> = steps
+                .iter()
+                .map(|s| {
+                    serde_json::json!({"from": s.from, "to": s.to, "version": s.to_version.to_string(), "via": s.via})
+                })
+                .collect();
+            let v = serde_json::json!({"package": a.package, "channel": channel, "steps": steps});
+            print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
+    let opts = add::AddOptions {
+        catalog_dir: a.catalog_dir,
+        bundle: a.bundle,
+        image: a.image,
+        channels: a.channels,
+        template: a.template,
+        skip_range: a.skip_range,
+        generate: match a.generate {
+            GenerateArg::Minor => add::Generate::Minor,
+            GenerateArg::Major => add::Generate::Major,
+            GenerateArg::Both => add::Generate::Both,
+        },
+        form: a.form.form(),
+    };
+    let outcome = match add::add(&opts) {
+        Ok(o) => o,
+        Err(add::AddError::Invalid(report)) => {
+            eprint!("{}", report.to_text());
+            anyhow::bail!("not written: the re-rendered catalog does not validate");
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for w in outcome.report.warnings() {
+        eprintln!("{w}");
+    }
+    if a.check {
+        let diff = outcome.files.diff_against(&outcome.package_dir, &[]);
+        for d in &diff {
+            println!("would change {}", outcome.package_dir.join(d).display());
+        }
+        return Ok(if diff.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
+    let changes = outcome.files.write(&outcome.package_dir, &[])?;
+    eprintln!(
+        "added {} to package {:?}: {} written, {} unchanged ({} and {})",
+        outcome.bundle,
+        outcome.package,
+        changes.written.len(),
+        changes.unchanged,
+        outcome.template.display(),
+        outcome.catalog.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn synth_cmd(a: SynthArgs) -> anyhow::Result<ExitCode> {
+    use olm_bundler::catalog::synth;
+    let syntax = match a.format {
+        FbcFormat::Json => synth::Syntax::Json,
+        FbcFormat::Yaml => synth::Syntax::Yaml,
+    };
+    let bytes = synth::write(&a.dir, &synth::Shape::opm(a.scale), syntax)?;
+    eprintln!(
+        "wrote {} packages ({} bytes) to {}",
+        300 * a.scale,
+        bytes,
+        a.dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }

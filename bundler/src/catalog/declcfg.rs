@@ -1,0 +1,440 @@
+//! The on-disk file-based catalog: the blobs exactly as written (`olm.package`, `olm.channel`,
+//! `olm.bundle`, `olm.deprecations`, and any other schema kept verbatim), before validation.
+//!
+//! Field names, order and `omitempty` behaviour follow operator-registry's `alpha/declcfg`, so
+//! what we write is what opm writes. Each blob remembers where it came from ([`Source`]) so
+//! validation can name the file and line.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use super::property::Property;
+
+pub const SCHEMA_PACKAGE: &str = "olm.package";
+pub const SCHEMA_CHANNEL: &str = "olm.channel";
+pub const SCHEMA_BUNDLE: &str = "olm.bundle";
+pub const SCHEMA_DEPRECATIONS: &str = "olm.deprecations";
+
+/// Where a blob was read: file and 1-based line of the document start. Empty for blobs that
+/// were built in memory (render, templates).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Source {
+    pub file: Option<Arc<Path>>,
+    pub line: u32,
+}
+
+impl Source {
+    pub fn new(file: Arc<Path>, line: u32) -> Self {
+        Source {
+            file: Some(file),
+            line,
+        }
+    }
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.file {
+            Some(p) if self.line > 0 => write!(f, "{}:{}", p.display(), self.line),
+            Some(p) => write!(f, "{}", p.display()),
+            None => f.write_str("<generated>"),
+        }
+    }
+}
+
+/// A package icon. `base64data` is kept as the base64 text (checked at load) because nothing
+/// here needs the pixels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Icon {
+    #[serde(rename = "base64data", default)]
+    pub data: String,
+    #[serde(rename = "mediatype", default)]
+    pub media_type: String,
+}
+
+/// `olm.package`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Package {
+    #[serde(default = "schema_package")]
+    pub schema: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(
+        rename = "defaultChannel",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub default_channel: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icon: Option<Icon>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub properties: Vec<Property>,
+    #[serde(skip)]
+    pub source: Source,
+}
+
+fn schema_package() -> String {
+    SCHEMA_PACKAGE.into()
+}
+fn schema_channel() -> String {
+    SCHEMA_CHANNEL.into()
+}
+fn schema_bundle() -> String {
+    SCHEMA_BUNDLE.into()
+}
+fn schema_deprecations() -> String {
+    SCHEMA_DEPRECATIONS.into()
+}
+
+/// `olm.channel`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Channel {
+    #[serde(default = "schema_channel")]
+    pub schema: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub package: String,
+    #[serde(default)]
+    pub entries: Vec<ChannelEntry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub properties: Vec<Property>,
+    #[serde(skip)]
+    pub source: Source,
+}
+
+/// One entry of a channel: a bundle name and its upgrade edges.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ChannelEntry {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub replaces: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skips: Vec<String>,
+    #[serde(
+        rename = "skipRange",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub skip_range: String,
+}
+
+/// An image the bundle's operator uses, for mirroring.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct RelatedImage {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub image: String,
+}
+
+/// `olm.bundle`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Bundle {
+    #[serde(default = "schema_bundle")]
+    pub schema: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub package: String,
+    /// Always written, possibly empty (a bundle rendered from a directory has no image).
+    #[serde(default)]
+    pub image: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub properties: Vec<Property>,
+    #[serde(
+        rename = "relatedImages",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub related_images: Vec<RelatedImage>,
+    #[serde(skip)]
+    pub source: Source,
+}
+
+/// What a deprecation entry points at.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+pub struct PackageScopedReference {
+    #[serde(default)]
+    pub schema: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct DeprecationEntry {
+    #[serde(default)]
+    pub reference: PackageScopedReference,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// `olm.deprecations`: at most one per package.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Deprecation {
+    #[serde(default = "schema_deprecations")]
+    pub schema: String,
+    #[serde(default)]
+    pub package: String,
+    #[serde(default)]
+    pub entries: Vec<DeprecationEntry>,
+    #[serde(skip)]
+    pub source: Source,
+}
+
+/// A blob of a schema we do not model, kept verbatim.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Meta {
+    pub schema: String,
+    pub package: String,
+    pub name: String,
+    pub blob: Value,
+    pub source: Source,
+}
+
+/// A whole catalog as loaded from disk (or built by render/templates).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DeclarativeConfig {
+    pub packages: Vec<Package>,
+    pub channels: Vec<Channel>,
+    pub bundles: Vec<Bundle>,
+    pub deprecations: Vec<Deprecation>,
+    pub others: Vec<Meta>,
+}
+
+impl DeclarativeConfig {
+    /// Appends everything of `other`.
+    pub fn merge(&mut self, other: DeclarativeConfig) {
+        self.packages.extend(other.packages);
+        self.channels.extend(other.channels);
+        self.bundles.extend(other.bundles);
+        self.deprecations.extend(other.deprecations);
+        self.others.extend(other.others);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.packages.is_empty()
+            && self.channels.is_empty()
+            && self.bundles.is_empty()
+            && self.deprecations.is_empty()
+            && self.others.is_empty()
+    }
+
+    /// Every blob as a JSON value, grouped and ordered as opm writes them: per package (by
+    /// name) the package, its channels, bundles, other blobs (stable by schema) and
+    /// deprecations; then blobs that belong to no package.
+    pub fn ordered_values(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.visit_ordered(|v| out.push(v));
+        out
+    }
+
+    /// Calls `f` with each blob as a JSON value, in [`ordered_values`](Self::ordered_values)
+    /// order, one at a time (writers use this so a big catalog is never copied whole).
+    pub fn visit_ordered(&self, mut f: impl FnMut(Value)) {
+        use std::collections::BTreeMap;
+        #[derive(Default)]
+        struct Group<'a> {
+            packages: Vec<&'a Package>,
+            channels: Vec<&'a Channel>,
+            bundles: Vec<&'a Bundle>,
+            others: Vec<&'a Meta>,
+            deprecations: Vec<&'a Deprecation>,
+        }
+        let mut groups: BTreeMap<&str, Group> = BTreeMap::new();
+        for p in &self.packages {
+            groups.entry(&p.name).or_default().packages.push(p);
+        }
+        for c in &self.channels {
+            groups.entry(&c.package).or_default().channels.push(c);
+        }
+        for b in &self.bundles {
+            groups.entry(&b.package).or_default().bundles.push(b);
+        }
+        let mut rootless = Vec::new();
+        for o in &self.others {
+            if o.package.is_empty() {
+                rootless.push(o);
+            } else {
+                groups.entry(&o.package).or_default().others.push(o);
+            }
+        }
+        for d in &self.deprecations {
+            groups.entry(&d.package).or_default().deprecations.push(d);
+        }
+        let to_value = |v: &dyn erased::Ser| v.value();
+        for (_, mut g) in groups {
+            g.channels.sort_by(|a, b| a.name.cmp(&b.name));
+            g.bundles.sort_by(|a, b| a.name.cmp(&b.name));
+            g.others.sort_by(|a, b| a.schema.cmp(&b.schema));
+            for p in g.packages {
+                f(to_value(p));
+            }
+            for c in g.channels {
+                f(to_value(c));
+            }
+            for b in g.bundles {
+                f(to_value(b));
+            }
+            for o in g.others {
+                f(o.blob.clone());
+            }
+            for d in g.deprecations {
+                f(to_value(d));
+            }
+        }
+        for o in rootless {
+            f(o.blob.clone());
+        }
+    }
+
+    /// JSON as `opm render -o json` writes it: each blob indented by four spaces, one after
+    /// another.
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        self.visit_ordered(|v| {
+            out.push_str(&json_pretty4(&v));
+            out.push('\n');
+        });
+        out
+    }
+
+    /// YAML as `opm render -o yaml` writes it: `---` before every document, keys sorted.
+    pub fn to_yaml(&self) -> Result<String, serde_saphyr::SerializeError> {
+        let mut out = String::new();
+        let mut err = None;
+        self.visit_ordered(|v| {
+            if err.is_some() {
+                return;
+            }
+            match crate::yaml::to_yaml(&sort_keys(v)) {
+                Ok(doc) => {
+                    out.push_str("---\n");
+                    out.push_str(&doc);
+                }
+                Err(e) => err = Some(e),
+            }
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+}
+
+mod erased {
+    use serde_json::Value;
+    pub trait Ser {
+        fn value(&self) -> Value;
+    }
+    impl<T: serde::Serialize> Ser for T {
+        fn value(&self) -> Value {
+            serde_json::to_value(self).unwrap_or(Value::Null)
+        }
+    }
+}
+
+/// JSON with four-space indentation, as Go's `json.Encoder.SetIndent("", "    ")`.
+pub fn json_pretty4(v: &Value) -> String {
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    if v.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Sorts object keys recursively (sigs.k8s.io/yaml writes YAML with sorted keys).
+pub fn sort_keys(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(String, Value)> = m.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut out = Map::new();
+            for (k, v) in entries {
+                out.insert(k, sort_keys(v));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sort_keys).collect()),
+        other => other,
+    }
+}
+
+/// Where a catalog directory keeps one package: `<root>/<package>/catalog.<ext>` (opm
+/// `WriteFS`).
+pub fn package_file(root: &Path, package: &str, ext: &str) -> PathBuf {
+    root.join(package).join(format!("catalog.{ext}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundle_writes_image_even_when_empty_and_omits_empty_lists() {
+        let b = Bundle {
+            schema: SCHEMA_BUNDLE.into(),
+            name: "a.v1.0.0".into(),
+            package: "a".into(),
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&b).unwrap();
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"schema":"olm.bundle","name":"a.v1.0.0","package":"a","image":""}"#
+        );
+    }
+
+    #[test]
+    fn write_order_follows_opm() {
+        let mut cfg = DeclarativeConfig::default();
+        cfg.bundles.push(Bundle {
+            schema: SCHEMA_BUNDLE.into(),
+            name: "b.v2".into(),
+            package: "b".into(),
+            ..Default::default()
+        });
+        cfg.packages.push(Package {
+            schema: SCHEMA_PACKAGE.into(),
+            name: "b".into(),
+            ..Default::default()
+        });
+        cfg.others.push(Meta {
+            schema: "x.rootless".into(),
+            blob: serde_json::json!({"schema": "x.rootless"}),
+            ..Default::default()
+        });
+        cfg.channels.push(Channel {
+            schema: SCHEMA_CHANNEL.into(),
+            name: "stable".into(),
+            package: "a".into(),
+            ..Default::default()
+        });
+        let schemas: Vec<String> = cfg
+            .ordered_values()
+            .iter()
+            .map(|v| format!("{}:{}", v["schema"], v["name"]))
+            .collect();
+        assert_eq!(
+            schemas,
+            vec![
+                "\"olm.channel\":\"stable\"",
+                "\"olm.package\":\"b\"",
+                "\"olm.bundle\":\"b.v2\"",
+                "\"x.rootless\":null"
+            ]
+        );
+        assert!(
+            cfg.to_json()
+                .starts_with("{\n    \"schema\": \"olm.channel\"")
+        );
+    }
+}

@@ -1,0 +1,590 @@
+//! Reading a catalog directory the way opm's `declcfg.LoadFS` does.
+//!
+//! The directory is walked recursively; `.indexignore` files (gitignore syntax, applying below
+//! their directory) and the paths they match are skipped; every other file is parsed whatever
+//! its extension. A file whose first non-space byte is `{` is a stream of JSON objects,
+//! otherwise it is YAML documents separated by `---` lines (the Kubernetes decoder's rule).
+//!
+//! Memory: each file is read, split into documents and each document parsed and converted into
+//! its typed blob on its own, so the peak is one file's text plus what the catalog keeps, not
+//! a whole-catalog syntax tree. Files are parsed on all cores and merged in path order, so the
+//! result is deterministic.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::declcfg::{
+    Bundle, Channel, DeclarativeConfig, Deprecation, Meta, Package, SCHEMA_BUNDLE, SCHEMA_CHANNEL,
+    SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Source,
+};
+use super::ignore::IgnoreSet;
+use crate::yaml::{self, YamlError};
+
+/// A catalog file or blob that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Yaml(#[from] YamlError),
+    #[error("{at}: {message}")]
+    Blob { at: Source, message: String },
+    #[error("{0}: no such file or directory")]
+    Missing(PathBuf),
+}
+
+/// All the files that failed, in path order.
+#[derive(Debug, thiserror::Error)]
+pub struct LoadErrors(pub Vec<LoadError>);
+
+impl std::fmt::Display for LoadErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Loads every catalog file under `root` (or `root` itself when it is a file).
+pub fn load_dir(root: &Path) -> Result<DeclarativeConfig, LoadErrors> {
+    let files = catalog_files(root).map_err(|e| LoadErrors(vec![e]))?;
+    load_files(&files)
+}
+
+/// The files opm would read under `root`, sorted by path.
+pub fn catalog_files(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.to_path_buf()))?;
+    if meta.is_file() {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut ignores = IgnoreSet::default();
+    walk(root, root, &mut ignores, &mut out)?;
+    Ok(out)
+}
+
+fn walk(
+    root: &Path,
+    dir: &Path,
+    ignores: &mut IgnoreSet,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), LoadError> {
+    let io = |source| {
+        LoadError::Yaml(YamlError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })
+    };
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    let rel_dir = dir
+        .strip_prefix(root)
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    let ignore_file = dir.join(".indexignore");
+    let pushed = if ignore_file.is_file() {
+        let text = std::fs::read_to_string(&ignore_file).map_err(|source| {
+            LoadError::Yaml(YamlError::Io {
+                path: ignore_file.clone(),
+                source,
+            })
+        })?;
+        ignores.push(rel_dir.clone(), &text);
+        true
+    } else {
+        false
+    };
+    for entry in entries {
+        let name = entry.file_name();
+        if name == ".indexignore" {
+            continue;
+        }
+        let path = entry.path();
+        let rel = rel_dir.join(&name);
+        let ft = entry.file_type().map_err(io)?;
+        // Symlinked directories are not followed (no loops); symlinked files are read.
+        let is_dir = ft.is_dir();
+        if ignores.is_ignored(&rel, is_dir) {
+            continue;
+        }
+        if is_dir {
+            walk(root, &path, ignores, out)?;
+        } else if ft.is_file() || (ft.is_symlink() && path.is_file()) {
+            out.push(path);
+        }
+    }
+    if pushed {
+        ignores.pop();
+    }
+    Ok(())
+}
+
+/// Parses the files on all cores and merges them in the given order.
+pub fn load_files(files: &[PathBuf]) -> Result<DeclarativeConfig, LoadErrors> {
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(files.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<Option<Result<DeclarativeConfig, LoadError>>> =
+        (0..files.len()).map(|_| None).collect();
+    let slots: Vec<std::sync::Mutex<Option<Result<DeclarativeConfig, LoadError>>>> = (0..files
+        .len())
+        .map(|_| std::sync::Mutex::new(None))
+        .collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(path) = files.get(i) else { break };
+                    let r = load_file(path);
+                    if let Ok(mut slot) = slots[i].lock() {
+                        *slot = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    for (i, slot) in slots.into_iter().enumerate() {
+        results[i] = slot.into_inner().ok().flatten();
+    }
+    tracing::debug!(files = files.len(), "parsed");
+    let mut cfg = DeclarativeConfig::default();
+    let mut errors = Vec::new();
+    for r in results.into_iter().flatten() {
+        match r {
+            Ok(c) => cfg.merge(c),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(cfg)
+    } else {
+        Err(LoadErrors(errors))
+    }
+}
+
+/// Reads and parses one catalog file.
+pub fn load_file(path: &Path) -> Result<DeclarativeConfig, LoadError> {
+    let bytes = yaml::read_file(path)?;
+    load_bytes(path, &bytes)
+}
+
+/// Parses the bytes of one catalog file named `path` (used by the fuzzer too).
+pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<DeclarativeConfig, LoadError> {
+    let text = yaml::utf8(path, bytes)?;
+    let file: Arc<Path> = Arc::from(path);
+    let mut cfg = DeclarativeConfig::default();
+    let first = text.trim_start_matches([' ', '\t', '\r', '\n', '\u{feff}']);
+    if first.starts_with('{') {
+        load_json_stream(&file, text, &mut cfg)?;
+    } else {
+        for (line, doc) in yaml_documents(text) {
+            let value: Value = yaml::parse_one(path, doc).map_err(|e| shift_line(e, line - 1))?;
+            if value.is_null() {
+                continue;
+            }
+            add_blob(&mut cfg, value, Source::new(file.clone(), line))?;
+        }
+    }
+    Ok(cfg)
+}
+
+fn shift_line(e: YamlError, by: u32) -> YamlError {
+    match e {
+        YamlError::Syntax {
+            path,
+            line,
+            column,
+            message,
+        } => YamlError::Syntax {
+            path,
+            line: line.map(|l| l + u64::from(by)),
+            column,
+            // The parser's own "at line N" counts from the document start; the absolute line
+            // is in the prefix already.
+            message: match message.find(" at line ") {
+                Some(i) => message[..i].to_string(),
+                None => message,
+            },
+        },
+        other => other,
+    }
+}
+
+/// Splits a YAML stream at lines that are exactly `---` (optionally followed by spaces), as
+/// the Kubernetes YAML reader does, giving each document's text and 1-based start line.
+pub fn yaml_documents(text: &str) -> Vec<(u32, &str)> {
+    let mut docs = Vec::new();
+    let mut start = 0usize;
+    let mut start_line = 1u32;
+    let mut pos = 0usize;
+    for (line_no, line) in (1u32..).zip(text.split_inclusive('\n')) {
+        let trimmed = line.trim_end();
+        if trimmed.starts_with("---") && trimmed[3..].trim().is_empty() {
+            if pos > start {
+                docs.push((start_line, &text[start..pos]));
+            }
+            start = pos + line.len();
+            start_line = line_no + 1;
+        }
+        pos += line.len();
+    }
+    if pos > start {
+        docs.push((start_line, &text[start..pos]));
+    }
+    docs
+}
+
+fn load_json_stream(
+    file: &Arc<Path>,
+    text: &str,
+    cfg: &mut DeclarativeConfig,
+) -> Result<(), LoadError> {
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut line = 1u32;
+    let mut counted = 0usize;
+    loop {
+        let start = stream.byte_offset();
+        let ws = text[start..]
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(text.len() - start);
+        let doc_start = start + ws;
+        line += count_newlines(&text[counted..doc_start]);
+        counted = doc_start;
+        let Some(next) = stream.next() else { break };
+        let value = next.map_err(|e| {
+            LoadError::Yaml(YamlError::Syntax {
+                path: file.to_path_buf(),
+                line: Some(e.line() as u64),
+                column: Some(e.column() as u64),
+                message: e.to_string().split(" at line").next().unwrap_or("").into(),
+            })
+        })?;
+        add_blob(cfg, value, Source::new(file.clone(), line))?;
+    }
+    Ok(())
+}
+
+fn count_newlines(s: &str) -> u32 {
+    s.bytes().filter(|b| *b == b'\n').count() as u32
+}
+
+fn blob_err(source: &Source, message: impl Into<String>) -> LoadError {
+    LoadError::Blob {
+        at: source.clone(),
+        message: message.into(),
+    }
+}
+
+/// The `schema`, `package` and `name` of a blob, keys matched case-insensitively like opm's
+/// `Meta`.
+fn meta_keys(obj: &Map<String, Value>, source: &Source) -> Result<[String; 3], LoadError> {
+    let mut out: [String; 3] = Default::default();
+    for (i, key) in ["schema", "package", "name"].iter().enumerate() {
+        let found: Vec<(&String, &Value)> = obj
+            .iter()
+            .filter(|(k, _)| k.to_lowercase() == *key)
+            .collect();
+        if found.len() > 1 {
+            let names: Vec<&str> = found.iter().map(|(k, _)| k.as_str()).collect();
+            return Err(blob_err(
+                source,
+                format!("duplicate keys for key {key:?}: {names:?}"),
+            ));
+        }
+        if let Some((_, v)) = found.first() {
+            match v {
+                Value::String(s) => out[i] = s.clone(),
+                Value::Null => {}
+                other => {
+                    return Err(blob_err(
+                        source,
+                        format!("expected value for key {key:?} to be a string, got {other}"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Renames top-level keys that differ only in case from a known field (Go's JSON decoding
+/// matches field names case-insensitively).
+fn canonicalize(obj: &mut Map<String, Value>, fields: &[&str]) {
+    if obj.keys().all(|k| fields.contains(&k.as_str())) {
+        return;
+    }
+    let keys: Vec<String> = obj.keys().cloned().collect();
+    for k in keys {
+        if fields.contains(&k.as_str()) {
+            continue;
+        }
+        if let Some(f) = fields.iter().find(|f| f.eq_ignore_ascii_case(&k))
+            && !obj.contains_key(*f)
+            && let Some(v) = obj.remove(&k)
+        {
+            obj.insert((*f).to_string(), v);
+        }
+    }
+}
+
+fn typed<T: serde::de::DeserializeOwned>(
+    value: Value,
+    what: &str,
+    source: &Source,
+) -> Result<T, LoadError> {
+    serde_json::from_value(value).map_err(|e| blob_err(source, format!("parse {what}: {e}")))
+}
+
+/// Rebuilds every object and list at its exact size. Parsers grow maps and vectors by
+/// doubling, so a catalog kept in memory would otherwise carry spare capacity in most of its
+/// nodes.
+pub fn compact(value: Value) -> Value {
+    match value {
+        Value::Object(m) => {
+            let mut out = Map::with_capacity(m.len());
+            for (k, v) in m {
+                out.insert(k, compact(v));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(compact).collect()),
+        Value::String(mut s) => {
+            s.shrink_to_fit();
+            Value::String(s)
+        }
+        other => other,
+    }
+}
+
+/// Converts one parsed document into its blob and adds it to `cfg`.
+pub fn add_blob(
+    cfg: &mut DeclarativeConfig,
+    value: Value,
+    source: Source,
+) -> Result<(), LoadError> {
+    let value = compact(value);
+    let Value::Object(mut obj) = value else {
+        return Err(blob_err(
+            &source,
+            format!(
+                "expected an object (a catalog blob), got {}",
+                kind_of(&value)
+            ),
+        ));
+    };
+    let [schema, package, name] = meta_keys(&obj, &source)?;
+    if schema.is_empty() {
+        let shown = if name.is_empty() {
+            "<unnamed>".to_string()
+        } else {
+            name.clone()
+        };
+        return Err(blob_err(
+            &source,
+            format!("object '{shown}' is missing root schema field"),
+        ));
+    }
+    match schema.as_str() {
+        SCHEMA_PACKAGE => {
+            canonicalize(
+                &mut obj,
+                &[
+                    "schema",
+                    "name",
+                    "defaultChannel",
+                    "icon",
+                    "description",
+                    "properties",
+                ],
+            );
+            let mut p: Package = typed(Value::Object(obj), "package", &source)?;
+            if let Some(icon) = &p.icon
+                && !icon.data.is_empty()
+                && super::b64::decode(&icon.data).is_none()
+            {
+                return Err(blob_err(
+                    &source,
+                    format!(
+                        "parse package: icon.base64data of package {:?} is not valid base64",
+                        p.name
+                    ),
+                ));
+            }
+            p.source = source;
+            cfg.packages.push(p);
+        }
+        SCHEMA_CHANNEL => {
+            canonicalize(
+                &mut obj,
+                &["schema", "name", "package", "entries", "properties"],
+            );
+            let mut c: Channel = typed(Value::Object(obj), "channel", &source)?;
+            c.source = source;
+            cfg.channels.push(c);
+        }
+        SCHEMA_BUNDLE => {
+            canonicalize(
+                &mut obj,
+                &[
+                    "schema",
+                    "name",
+                    "package",
+                    "image",
+                    "properties",
+                    "relatedImages",
+                ],
+            );
+            let mut b: Bundle = typed(Value::Object(obj), "bundle", &source)?;
+            b.source = source;
+            cfg.bundles.push(b);
+        }
+        SCHEMA_DEPRECATIONS => {
+            canonicalize(&mut obj, &["schema", "package", "entries"]);
+            let mut d: Deprecation = typed(Value::Object(obj), "deprecations", &source)?;
+            d.source = source;
+            cfg.deprecations.push(d);
+        }
+        _ => cfg.others.push(Meta {
+            schema,
+            package,
+            name,
+            blob: Value::Object(obj),
+            source,
+        }),
+    }
+    Ok(())
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(name: &str, text: &str) -> Result<DeclarativeConfig, LoadError> {
+        load_bytes(Path::new(name), text.as_bytes())
+    }
+
+    #[test]
+    fn yaml_documents_and_lines() {
+        let cfg = load(
+            "c.yaml",
+            "---\nschema: olm.package\nname: a\ndefaultChannel: s\n---\n---\nschema: olm.channel\nname: s\npackage: a\nentries:\n- name: a.v1\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.packages[0].name, "a");
+        assert_eq!(cfg.packages[0].source.line, 2);
+        assert_eq!(cfg.channels[0].source.line, 7);
+        assert_eq!(cfg.channels[0].entries[0].name, "a.v1");
+    }
+
+    #[test]
+    fn json_stream_of_concatenated_objects() {
+        let cfg = load(
+            "c.json",
+            "{\"schema\":\"olm.package\",\"name\":\"a\"}\n\n{\"schema\":\"vendor.x\",\"package\":\"a\",\"z\":[1]}",
+        )
+        .unwrap();
+        assert_eq!(cfg.packages.len(), 1);
+        assert_eq!(cfg.others[0].schema, "vendor.x");
+        assert_eq!(cfg.others[0].source.line, 3);
+        assert_eq!(cfg.others[0].blob["z"][0], 1);
+    }
+
+    #[test]
+    fn keys_are_case_insensitive_and_duplicates_rejected() {
+        let cfg = load("c.yaml", "Schema: olm.package\nName: a\n").unwrap();
+        assert_eq!(cfg.packages[0].name, "a");
+        let e = load("c.yaml", "schema: olm.package\nSchema: olm.bundle\n").unwrap_err();
+        assert!(
+            e.to_string().contains("duplicate keys for key \"schema\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn missing_schema_and_wrong_types_name_file_and_line() {
+        let e = load("d/c.yaml", "---\nname: foo\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d/c.yaml:2: object 'foo' is missing root schema field"
+        );
+        let e = load("c.yaml", "schema: olm.channel\nname: s\nentries: 5\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("c.yaml:1: parse channel: "),
+            "{e}"
+        );
+        let e = load("c.yaml", "schema: olm.bundle\nname: [1]\n").unwrap_err();
+        assert!(e.to_string().contains("to be a string"), "{e}");
+    }
+
+    #[test]
+    fn syntax_errors_carry_absolute_lines() {
+        let e = load(
+            "c.yaml",
+            "schema: olm.package\nname: a\n---\nschema: olm.bundle\nname: [x\n",
+        )
+        .unwrap_err();
+        match e {
+            LoadError::Yaml(YamlError::Syntax { line: Some(l), .. }) => assert!(l >= 5, "{l}"),
+            other => panic!("{other:?}"),
+        }
+        let e = load("c.json", "{\"schema\": \"olm.package\", \"name\": }").unwrap_err();
+        assert!(e.to_string().starts_with("c.json:1:"), "{e}");
+    }
+
+    #[test]
+    fn non_object_documents_are_errors() {
+        let e = load("c.yaml", "- a\n- b\n").unwrap_err();
+        assert!(e.to_string().contains("expected an object"), "{e}");
+        let e = load_bytes(Path::new("c.yaml"), b"schema: \xff\n").unwrap_err();
+        assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn walk_honours_indexignore() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/skip")).unwrap();
+        std::fs::write(root.join(".indexignore"), "*.md\n/a/skip/\n").unwrap();
+        std::fs::write(root.join("README.md"), "# not yaml: [").unwrap();
+        std::fs::write(root.join("a/skip/x.yaml"), "garbage: [").unwrap();
+        std::fs::write(
+            root.join("a/catalog.yaml"),
+            "schema: olm.package\nname: a\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("a/.hidden"), "schema: vendor.x\n").unwrap();
+        let files = catalog_files(root).unwrap();
+        let rel: Vec<_> = files
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(
+            rel,
+            vec![PathBuf::from("a/.hidden"), PathBuf::from("a/catalog.yaml")]
+        );
+        let cfg = load_dir(root).unwrap();
+        assert_eq!(cfg.packages.len(), 1);
+        assert_eq!(cfg.others.len(), 1);
+    }
+}

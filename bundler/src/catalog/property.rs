@@ -1,0 +1,356 @@
+//! Bundle, package and channel properties (`{"type": ..., "value": ...}`).
+//!
+//! A property is stored raw ([`Property`]: its type and its JSON value, exactly as read) so
+//! that unknown types and fields survive a load/write round trip and a property that is never
+//! looked at is never rejected (opm only parses the properties of bundles). [`Property::parse`]
+//! gives the typed view of the well-known types; builders produce values with opm's key order.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const TYPE_PACKAGE: &str = "olm.package";
+pub const TYPE_PACKAGE_REQUIRED: &str = "olm.package.required";
+pub const TYPE_GVK: &str = "olm.gvk";
+pub const TYPE_GVK_REQUIRED: &str = "olm.gvk.required";
+pub const TYPE_BUNDLE_OBJECT: &str = "olm.bundle.object";
+pub const TYPE_CSV_METADATA: &str = "olm.csv.metadata";
+pub const TYPE_CONSTRAINT: &str = "olm.constraint";
+pub const TYPE_CHANNEL: &str = "olm.channel";
+
+/// One property as written in the catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Property {
+    #[serde(rename = "type", default)]
+    pub ty: String,
+    /// The value verbatim; `Null` when absent.
+    #[serde(default)]
+    pub value: Value,
+}
+
+/// `olm.package`: the bundle's own package and version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PackageProperty {
+    #[serde(rename = "packageName", default)]
+    pub package_name: String,
+    #[serde(default)]
+    pub version: String,
+    /// Newer opm: a release suffix that orders rebuilds of one version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+}
+
+/// `olm.package.required`: a dependency on another package within a blang range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PackageRequired {
+    #[serde(rename = "packageName", default)]
+    pub package_name: String,
+    #[serde(rename = "versionRange", default)]
+    pub version_range: String,
+}
+
+/// `olm.gvk` / `olm.gvk.required`: an API group/version/kind (opm's key order).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+pub struct Gvk {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub version: String,
+}
+
+impl std::fmt::Display for Gvk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.group.is_empty() {
+            write!(f, "{}/{}", self.version, self.kind)
+        } else {
+            write!(f, "{}/{}/{}", self.group, self.version, self.kind)
+        }
+    }
+}
+
+/// `olm.bundle.object`: one manifest of the bundle, base64 of its JSON (or a file reference).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct BundleObject {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub r#ref: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub data: String,
+}
+
+/// `olm.csv.metadata`: the CSV fields a catalog UI needs, in place of whole manifests. Nested
+/// API structures are kept as JSON values: they are copied from the CSV, never interpreted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CsvMetadata {
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub annotations: Map<String, Value>,
+    /// Always written (a Go struct, never omitted).
+    #[serde(rename = "apiServiceDefinitions", default = "empty_object")]
+    pub api_service_definitions: Value,
+    /// Always written (a Go struct, never omitted).
+    #[serde(rename = "crdDescriptions", default = "empty_object")]
+    pub crd_descriptions: Value,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(
+        rename = "displayName",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub display_name: String,
+    #[serde(
+        rename = "installModes",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub install_modes: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub labels: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub maintainers: Vec<Value>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub maturity: String,
+    #[serde(
+        rename = "minKubeVersion",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub min_kube_version: String,
+    #[serde(rename = "nativeAPIs", default, skip_serializing_if = "Vec::is_empty")]
+    pub native_apis: Vec<Value>,
+    /// Always written (a Go struct, never omitted).
+    #[serde(default = "empty_object")]
+    pub provider: Value,
+}
+
+impl Default for CsvMetadata {
+    fn default() -> Self {
+        CsvMetadata {
+            annotations: Map::new(),
+            api_service_definitions: empty_object(),
+            crd_descriptions: empty_object(),
+            description: String::new(),
+            display_name: String::new(),
+            install_modes: Vec::new(),
+            keywords: Vec::new(),
+            labels: Map::new(),
+            links: Vec::new(),
+            maintainers: Vec::new(),
+            maturity: String::new(),
+            min_kube_version: String::new(),
+            native_apis: Vec::new(),
+            provider: empty_object(),
+        }
+    }
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+/// `olm.constraint`: a generic dependency (CEL, gvk, package, or all/any/not compositions).
+/// Kept as JSON apart from the failure message, which tools show to users.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Constraint {
+    #[serde(
+        rename = "failureMessage",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub failure_message: String,
+    #[serde(flatten)]
+    pub body: Map<String, Value>,
+}
+
+/// The typed view of a property.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypedProperty {
+    Package(PackageProperty),
+    PackageRequired(PackageRequired),
+    Gvk(Gvk),
+    GvkRequired(Gvk),
+    BundleObject(BundleObject),
+    CsvMetadata(Box<CsvMetadata>),
+    Constraint(Constraint),
+    /// Any other type: only required to hold a JSON value.
+    Other,
+}
+
+/// A property value that does not fit its type (opm: `parse property[i] of type "t": ...`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("parse property[{index}] of type {ty:?}: {message}")]
+pub struct PropertyError {
+    pub index: usize,
+    pub ty: String,
+    pub message: String,
+}
+
+fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, String> {
+    T::deserialize(v).map_err(|e| e.to_string())
+}
+
+impl Property {
+    /// Builds a property from a typed value (keys in the order of the Rust struct, which is
+    /// opm's order).
+    pub fn build<T: Serialize>(ty: &str, value: &T) -> Property {
+        Property {
+            ty: ty.to_string(),
+            // Serialising these plain structs cannot fail.
+            value: serde_json::to_value(value).unwrap_or(Value::Null),
+        }
+    }
+
+    pub fn package(name: &str, version: &str) -> Property {
+        Property::build(
+            TYPE_PACKAGE,
+            &PackageProperty {
+                package_name: name.into(),
+                version: version.into(),
+                release: None,
+            },
+        )
+    }
+
+    pub fn gvk(group: &str, version: &str, kind: &str) -> Property {
+        Property::build(
+            TYPE_GVK,
+            &Gvk {
+                group: group.into(),
+                kind: kind.into(),
+                version: version.into(),
+            },
+        )
+    }
+
+    pub fn gvk_required(group: &str, version: &str, kind: &str) -> Property {
+        Property::build(
+            TYPE_GVK_REQUIRED,
+            &Gvk {
+                group: group.into(),
+                kind: kind.into(),
+                version: version.into(),
+            },
+        )
+    }
+
+    pub fn package_required(name: &str, range: &str) -> Property {
+        Property::build(
+            TYPE_PACKAGE_REQUIRED,
+            &PackageRequired {
+                package_name: name.into(),
+                version_range: range.into(),
+            },
+        )
+    }
+
+    pub fn bundle_object(data_b64: String) -> Property {
+        Property::build(
+            TYPE_BUNDLE_OBJECT,
+            &BundleObject {
+                r#ref: String::new(),
+                data: data_b64,
+            },
+        )
+    }
+
+    /// Parses the value according to the type. `index` is the property's position, for the
+    /// error text.
+    pub fn parse(&self, index: usize) -> Result<TypedProperty, PropertyError> {
+        let fail = |message: String| PropertyError {
+            index,
+            ty: self.ty.clone(),
+            message,
+        };
+        if self.value.is_null() {
+            return Err(fail("value must be set".into()));
+        }
+        Ok(match self.ty.as_str() {
+            TYPE_PACKAGE => TypedProperty::Package(typed(&self.value).map_err(fail)?),
+            TYPE_PACKAGE_REQUIRED => {
+                TypedProperty::PackageRequired(typed(&self.value).map_err(fail)?)
+            }
+            TYPE_GVK => TypedProperty::Gvk(typed(&self.value).map_err(fail)?),
+            TYPE_GVK_REQUIRED => TypedProperty::GvkRequired(typed(&self.value).map_err(fail)?),
+            TYPE_BUNDLE_OBJECT => {
+                let o: BundleObject = typed(&self.value).map_err(fail)?;
+                if !o.r#ref.is_empty() && !o.data.is_empty() {
+                    return Err(fail(
+                        "fields 'ref' and 'data' are mutually exclusive".into(),
+                    ));
+                }
+                if !o.data.is_empty() && crate::catalog::b64::decode(&o.data).is_none() {
+                    return Err(fail("data is not valid base64".into()));
+                }
+                TypedProperty::BundleObject(o)
+            }
+            TYPE_CSV_METADATA => {
+                TypedProperty::CsvMetadata(Box::new(typed(&self.value).map_err(fail)?))
+            }
+            TYPE_CONSTRAINT => TypedProperty::Constraint(typed(&self.value).map_err(fail)?),
+            _ => TypedProperty::Other,
+        })
+    }
+
+    /// The compact JSON of the value, as opm stores it (`json.RawMessage`).
+    pub fn value_json(&self) -> String {
+        serde_json::to_string(&self.value).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builders_use_opm_key_order() {
+        let p = Property::gvk("example.com", "v1", "Foo");
+        assert_eq!(
+            p.value_json(),
+            r#"{"group":"example.com","kind":"Foo","version":"v1"}"#
+        );
+        let p = Property::package("foo", "0.1.0");
+        assert_eq!(p.value_json(), r#"{"packageName":"foo","version":"0.1.0"}"#);
+    }
+
+    #[test]
+    fn wrong_types_name_the_index_and_type() {
+        let p = Property {
+            ty: TYPE_PACKAGE.into(),
+            value: json!({"packageName": 5}),
+        };
+        let e = p.parse(3).unwrap_err().to_string();
+        assert!(
+            e.starts_with("parse property[3] of type \"olm.package\": "),
+            "{e}"
+        );
+        let missing = Property {
+            ty: "x".into(),
+            value: Value::Null,
+        };
+        assert!(missing.parse(0).is_err());
+    }
+
+    #[test]
+    fn csv_metadata_always_writes_struct_fields() {
+        let p = Property::build(TYPE_CSV_METADATA, &CsvMetadata::default());
+        assert_eq!(
+            p.value_json(),
+            r#"{"apiServiceDefinitions":{},"crdDescriptions":{},"provider":{}}"#
+        );
+    }
+
+    #[test]
+    fn unknown_types_are_kept_raw() {
+        let p = Property {
+            ty: "vendor.thing".into(),
+            value: json!({"b": 1, "a": [true]}),
+        };
+        assert_eq!(p.parse(0).unwrap(), TypedProperty::Other);
+        assert_eq!(p.value_json(), r#"{"b":1,"a":[true]}"#);
+    }
+}

@@ -1,0 +1,528 @@
+//! `olm catalog render`: a registry+v1 bundle directory becomes an `olm.bundle` blob, the way
+//! `opm render` builds it (operator-registry `alpha/action/render.go`,
+//! `pkg/registry/registry_to_model.go`), and catalog directories are re-rendered.
+//!
+//! Properties: `metadata/properties.yaml`, the derived `olm.package`, the CSV's `olm.properties`
+//! annotation, `olm.gvk` for every CRD version and owned APIService, `olm.gvk.required` for
+//! required CRDs/APIServices and `olm.gvk` dependencies, `olm.package.required` for package
+//! dependencies, other dependency types copied; deduplicated, sorted by type then value, and
+//! either one `olm.bundle.object` per manifest or a single `olm.csv.metadata` last.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::declcfg::{Bundle, DeclarativeConfig, RelatedImage, SCHEMA_BUNDLE};
+use super::property::{CsvMetadata, Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_PACKAGE};
+use crate::bundle::load::{BundleDir, LoadError as BundleLoadError};
+
+/// How manifests are carried in the rendered bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Form {
+    /// One `olm.csv.metadata` property (opm's `bundle-object-to-csv-metadata` migration): much
+    /// smaller catalogs, what OpenShift 4.17+ catalogs require.
+    #[default]
+    CsvMetadata,
+    /// One `olm.bundle.object` per manifest (the pre-migration form).
+    BundleObjects,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error(transparent)]
+    Bundle(#[from] BundleLoadError),
+    #[error("{dir}: {message}")]
+    Invalid { dir: String, message: String },
+    #[error(transparent)]
+    Catalog(#[from] super::load::LoadErrors),
+    #[error(
+        "{0}: is an image reference; rendering bundle and catalog images needs the registry client, which is not wired into `olm catalog` in this build. Render from a local bundle or catalog directory instead"
+    )]
+    ImageRef(String),
+}
+
+fn invalid(dir: &Path, message: impl Into<String>) -> RenderError {
+    RenderError::Invalid {
+        dir: dir.display().to_string(),
+        message: message.into(),
+    }
+}
+
+/// Renders a reference: a bundle directory (has `manifests/` and `metadata/`), a catalog
+/// directory or file, or (not available offline) an image.
+pub fn render_ref(reference: &str, form: Form) -> Result<DeclarativeConfig, RenderError> {
+    let path = Path::new(reference);
+    if path.is_dir() && path.join("manifests").is_dir() && path.join("metadata").is_dir() {
+        let b = render_bundle_dir(path, "", form)?;
+        let mut cfg = DeclarativeConfig::default();
+        cfg.bundles.push(b);
+        return Ok(cfg);
+    }
+    if path.exists() {
+        let mut cfg = super::load::load_dir(path)?;
+        if form == Form::CsvMetadata {
+            for b in &mut cfg.bundles {
+                migrate_to_csv_metadata(b);
+            }
+        }
+        return Ok(cfg);
+    }
+    Err(RenderError::ImageRef(reference.to_string()))
+}
+
+/// Go's `json.Marshal` of an unstructured object: keys sorted, `<`, `>`, `&`, U+2028 and
+/// U+2029 escaped.
+pub fn go_json(v: &Value) -> String {
+    let sorted = super::declcfg::sort_keys(v.clone());
+    let s = serde_json::to_string(&sorted).unwrap_or_default();
+    if !s.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
+    v.pointer(ptr).and_then(Value::as_str).unwrap_or("")
+}
+
+fn arr_at<'a>(v: &'a Value, ptr: &str) -> &'a [Value] {
+    v.pointer(ptr)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// Renders one bundle directory. `image` is the bundle image reference to record (empty for a
+/// directory that has not been pushed).
+pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, RenderError> {
+    let bd = BundleDir::load(dir)?;
+    let csvs: Vec<_> = bd.csvs().collect();
+    let csv = match csvs.as_slice() {
+        [one] => &one.object,
+        [] => return Err(invalid(dir, "no ClusterServiceVersion found in manifests/")),
+        _ => {
+            return Err(invalid(
+                dir,
+                format!(
+                    "{} ClusterServiceVersions found in manifests/, expected exactly 1",
+                    csvs.len()
+                ),
+            ));
+        }
+    };
+    let package = bd.package().unwrap_or("").to_string();
+    if package.is_empty() {
+        return Err(invalid(
+            dir,
+            format!(
+                "metadata/annotations.yaml: `{}` is missing",
+                crate::bundle::load::keys::PACKAGE
+            ),
+        ));
+    }
+    let name = str_at(csv, "/metadata/name").to_string();
+    if name.is_empty() {
+        return Err(invalid(dir, "the CSV has no metadata.name"));
+    }
+    let version = match csv.pointer("/spec/version") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => {
+            return Err(invalid(
+                dir,
+                format!("CSV {name:?}: spec.version must be set (a semantic version)"),
+            ));
+        }
+    };
+
+    let mut props: Vec<Property> = Vec::new();
+    for (i, p) in bd.properties.iter().enumerate() {
+        props.push(raw_property(p).ok_or_else(|| {
+            invalid(
+                dir,
+                format!("metadata/properties.yaml: properties[{i}] must be {{type, value}}"),
+            )
+        })?);
+    }
+    props.push(Property::package(&package, &version));
+    if let Some(ann) = csv
+        .pointer("/metadata/annotations/olm.properties")
+        .and_then(Value::as_str)
+    {
+        let list: Vec<Value> = serde_json::from_str(ann).map_err(|e| {
+            invalid(
+                dir,
+                format!("CSV {name:?}: annotation olm.properties is not a JSON list: {e}"),
+            )
+        })?;
+        for p in &list {
+            props.push(raw_property(p).ok_or_else(|| {
+                invalid(
+                    dir,
+                    format!(
+                        "CSV {name:?}: annotation olm.properties entries must be {{type, value}}"
+                    ),
+                )
+            })?);
+        }
+    }
+    // Provided APIs: every version of every CRD in the bundle, and owned APIServices.
+    for m in &bd.manifests {
+        if m.kind() != "CustomResourceDefinition" {
+            continue;
+        }
+        let o = &m.object;
+        let group = str_at(o, "/spec/group");
+        let kind = str_at(o, "/spec/names/kind");
+        let mut versions: BTreeSet<&str> = arr_at(o, "/spec/versions")
+            .iter()
+            .map(|v| str_at(v, "/name"))
+            .filter(|v| !v.is_empty())
+            .collect();
+        let legacy = str_at(o, "/spec/version");
+        if !legacy.is_empty() {
+            versions.insert(legacy);
+        }
+        for v in versions {
+            props.push(Property::gvk(group, v, kind));
+        }
+    }
+    for a in arr_at(csv, "/spec/apiservicedefinitions/owned") {
+        props.push(Property::gvk(
+            str_at(a, "/group"),
+            str_at(a, "/version"),
+            str_at(a, "/kind"),
+        ));
+    }
+    for c in arr_at(csv, "/spec/customresourcedefinitions/required") {
+        let crd_name = str_at(c, "/name");
+        let group = crd_name.split_once('.').map(|(_, g)| g).unwrap_or("");
+        props.push(Property::gvk_required(
+            group,
+            str_at(c, "/version"),
+            str_at(c, "/kind"),
+        ));
+    }
+    for a in arr_at(csv, "/spec/apiservicedefinitions/required") {
+        props.push(Property::gvk_required(
+            str_at(a, "/group"),
+            str_at(a, "/version"),
+            str_at(a, "/kind"),
+        ));
+    }
+    for (i, d) in bd.dependencies.iter().enumerate() {
+        let ty = str_at(d, "/type");
+        let value = d.get("value").cloned().unwrap_or(Value::Null);
+        match ty {
+            "olm.gvk" => props.push(Property::gvk_required(
+                str_at(&value, "/group"),
+                str_at(&value, "/version"),
+                str_at(&value, "/kind"),
+            )),
+            "olm.package" => props.push(Property::package_required(
+                str_at(&value, "/packageName"),
+                str_at(&value, "/version"),
+            )),
+            "olm.label" => props.push(Property {
+                ty: "olm.label.required".into(),
+                value: super::declcfg::sort_keys(value),
+            }),
+            "" => {
+                return Err(invalid(
+                    dir,
+                    format!("metadata/dependencies.yaml: dependencies[{i}] has no type"),
+                ));
+            }
+            other => props.push(Property {
+                ty: other.to_string(),
+                value: super::declcfg::sort_keys(value),
+            }),
+        }
+    }
+
+    // Only one olm.package survives: the last one seen.
+    if let Some(last) = props.iter().rposition(|p| p.ty == TYPE_PACKAGE) {
+        let mut i = 0;
+        props.retain(|p| {
+            let keep = p.ty != TYPE_PACKAGE || i == last;
+            i += 1;
+            keep
+        });
+    }
+    // Deduplicate by (type, value bytes), then sort.
+    let mut keyed: Vec<(String, String, Property)> = props
+        .into_iter()
+        .map(|p| {
+            let bytes = go_json(&p.value);
+            (p.ty.clone(), bytes, p)
+        })
+        .collect();
+    keyed.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    keyed.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+    let mut props: Vec<Property> = keyed.into_iter().map(|(_, _, p)| p).collect();
+
+    match form {
+        Form::BundleObjects => {
+            for m in &bd.manifests {
+                props.push(Property::bundle_object(super::b64::encode(
+                    go_json(&m.object).as_bytes(),
+                )));
+            }
+        }
+        Form::CsvMetadata => props.push(Property::build(TYPE_CSV_METADATA, &csv_metadata(csv))),
+    }
+
+    let mut related: Vec<RelatedImage> = Vec::new();
+    for ri in arr_at(csv, "/spec/relatedImages") {
+        related.push(RelatedImage {
+            name: str_at(ri, "/name").to_string(),
+            image: str_at(ri, "/image").to_string(),
+        });
+    }
+    let mut extra: Vec<String> = Vec::new();
+    if !image.is_empty() {
+        extra.push(image.to_string());
+    }
+    for d in arr_at(csv, "/spec/install/spec/deployments") {
+        for key in [
+            "/spec/template/spec/initContainers",
+            "/spec/template/spec/containers",
+        ] {
+            for c in arr_at(d, key) {
+                let img = str_at(c, "/image");
+                if !img.is_empty() {
+                    extra.push(img.to_string());
+                }
+            }
+        }
+    }
+    for img in extra {
+        if !related.iter().any(|r| r.image == img) {
+            related.push(RelatedImage {
+                name: String::new(),
+                image: img,
+            });
+        }
+    }
+    related.sort_by(|a, b| a.image.cmp(&b.image));
+
+    Ok(Bundle {
+        schema: SCHEMA_BUNDLE.into(),
+        name,
+        package,
+        image: image.to_string(),
+        properties: props,
+        related_images: related,
+        source: Default::default(),
+    })
+}
+
+fn raw_property(v: &Value) -> Option<Property> {
+    let ty = v.get("type")?.as_str()?.to_string();
+    let value = v.get("value").cloned().unwrap_or(Value::Null);
+    Some(Property {
+        ty,
+        value: super::declcfg::sort_keys(value),
+    })
+}
+
+/// Drops keys whose value is Go's "empty" (`""`, `[]`, `{}`, null, false, 0): the CSV types
+/// opm marshals tag nearly every optional field `omitempty`.
+fn omit_empty(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut out = Map::new();
+            for (k, v) in m {
+                let v = omit_empty(v);
+                let empty = match &v {
+                    Value::Null => true,
+                    Value::String(s) => s.is_empty(),
+                    Value::Array(a) => a.is_empty(),
+                    Value::Object(o) => o.is_empty(),
+                    _ => false,
+                };
+                if !empty {
+                    out.insert(k.clone(), v);
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(omit_empty).collect()),
+        other => other.clone(),
+    }
+}
+
+fn obj_at(v: &Value, ptr: &str) -> Value {
+    match v.pointer(ptr) {
+        Some(o @ Value::Object(_)) => omit_empty(o),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+fn list_at(v: &Value, ptr: &str) -> Vec<Value> {
+    arr_at(v, ptr).iter().map(omit_empty).collect()
+}
+
+/// Builds `olm.csv.metadata` from a CSV (opm `MustBuildCSVMetadata`).
+pub fn csv_metadata(csv: &Value) -> CsvMetadata {
+    let strmap = |ptr: &str| -> Map<String, Value> {
+        csv.pointer(ptr)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    CsvMetadata {
+        annotations: strmap("/metadata/annotations"),
+        api_service_definitions: obj_at(csv, "/spec/apiservicedefinitions"),
+        crd_descriptions: obj_at(csv, "/spec/customresourcedefinitions"),
+        description: str_at(csv, "/spec/description").to_string(),
+        display_name: str_at(csv, "/spec/displayName").to_string(),
+        install_modes: list_at(csv, "/spec/installModes"),
+        keywords: arr_at(csv, "/spec/keywords")
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        labels: strmap("/metadata/labels"),
+        links: list_at(csv, "/spec/links"),
+        maintainers: list_at(csv, "/spec/maintainers"),
+        maturity: str_at(csv, "/spec/maturity").to_string(),
+        min_kube_version: str_at(csv, "/spec/minKubeVersion").to_string(),
+        native_apis: list_at(csv, "/spec/nativeAPIs"),
+        provider: obj_at(csv, "/spec/provider"),
+    }
+}
+
+/// Replaces a bundle's `olm.bundle.object`s by one `olm.csv.metadata` (opm's
+/// `bundle-object-to-csv-metadata` migration): only when it has a CSV object and no
+/// `olm.csv.metadata` yet.
+pub fn migrate_to_csv_metadata(b: &mut Bundle) {
+    if b.properties.iter().any(|p| p.ty == TYPE_CSV_METADATA) {
+        return;
+    }
+    let csv = b
+        .properties
+        .iter()
+        .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
+        .filter_map(|p| p.value.get("data").and_then(Value::as_str))
+        .filter_map(super::b64::decode)
+        .filter_map(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .find(|o| o.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion"));
+    let Some(csv) = csv else { return };
+    b.properties.retain(|p| p.ty != TYPE_BUNDLE_OBJECT);
+    b.properties
+        .push(Property::build(TYPE_CSV_METADATA, &csv_metadata(&csv)));
+}
+
+/// Used by tests and `add`: the property types present, in order.
+pub fn property_types(b: &Bundle) -> Vec<&str> {
+    b.properties.iter().map(|p| p.ty.as_str()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_json_sorts_and_escapes() {
+        let v = serde_json::json!({"b": "<a&b>", "a": {"z": 1, "y": [2]}});
+        assert_eq!(
+            go_json(&v),
+            r#"{"a":{"y":[2],"z":1},"b":"\u003ca\u0026b\u003e"}"#
+        );
+    }
+
+    #[test]
+    fn image_refs_are_a_clear_error() {
+        let e = render_ref("quay.io/foo/bar:v1", Form::default()).unwrap_err();
+        assert!(e.to_string().contains("registry client"), "{e}");
+    }
+
+    #[test]
+    fn renders_a_minimal_bundle() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("manifests")).unwrap();
+        std::fs::create_dir_all(root.join("metadata")).unwrap();
+        std::fs::write(
+            root.join("metadata/annotations.yaml"),
+            "annotations:\n  operators.operatorframework.io.bundle.package.v1: foo\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("metadata/dependencies.yaml"),
+            "dependencies:\n- type: olm.package\n  value: {packageName: bar, version: '>=1.0.0'}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("manifests/foo.csv.yaml"),
+            r#"apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: foo.v0.1.0
+spec:
+  version: 0.1.0
+  displayName: Foo
+  provider: {name: Acme}
+  customresourcedefinitions:
+    required:
+    - {name: bars.bar.io, version: v1, kind: Bar}
+  install:
+    spec:
+      deployments:
+      - spec: {template: {spec: {containers: [{image: "quay.io/acme/foo:v0.1.0"}]}}}
+"#,
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("manifests/crd.yaml"),
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: foos.foo.io}\nspec:\n  group: foo.io\n  names: {kind: Foo}\n  versions: [{name: v1}, {name: v1beta1}]\n",
+        )
+        .unwrap();
+        let b =
+            render_bundle_dir(root, "quay.io/acme/foo-bundle:v0.1.0", Form::CsvMetadata).unwrap();
+        assert_eq!(b.name, "foo.v0.1.0");
+        assert_eq!(
+            property_types(&b),
+            vec![
+                "olm.gvk",
+                "olm.gvk",
+                "olm.gvk.required",
+                "olm.package",
+                "olm.package.required",
+                "olm.csv.metadata"
+            ]
+        );
+        assert_eq!(b.properties[1].value["version"], "v1beta1");
+        assert_eq!(b.properties[2].value["group"], "bar.io");
+        assert_eq!(b.related_images.len(), 2);
+        assert_eq!(b.related_images[0].image, "quay.io/acme/foo-bundle:v0.1.0");
+        let objs = render_bundle_dir(root, "", Form::BundleObjects).unwrap();
+        assert_eq!(
+            objs.properties
+                .iter()
+                .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
+                .count(),
+            2
+        );
+        let mut migrated = objs.clone();
+        migrate_to_csv_metadata(&mut migrated);
+        assert_eq!(property_types(&migrated).last(), Some(&"olm.csv.metadata"));
+        assert_eq!(
+            migrated.properties.last(),
+            b.properties.last(),
+            "migration equals direct rendering"
+        );
+    }
+}

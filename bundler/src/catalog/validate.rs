@@ -1,0 +1,1071 @@
+//! `olm catalog validate`: every rule `opm validate` applies (operator-registry
+//! `declcfg_to_model.go` and `model.go`), with opm's verdict and message text, plus checks opm
+//! does not make that catch real mistakes (unsatisfiable dependencies, a skipRange that covers
+//! nothing, one image shipped as two bundles).
+//!
+//! Unlike opm, which stops at the first conversion error and prints the rest as an unordered
+//! tree, every finding is collected, sorted, and located (file, line, package/channel/bundle)
+//! with a hint on how to fix it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use semver::Version;
+
+use super::declcfg::{
+    Bundle, Channel, DeclarativeConfig, SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, Source,
+};
+use super::diagnostic::{Diagnostic, Report, Severity};
+use super::property::{Gvk, PackageRequired, TypedProperty};
+use super::semver_range::{self, Range};
+
+/// The facts of a bundle that validation and the model need, parsed once.
+#[derive(Debug, Clone, Default)]
+pub struct BundleFacts {
+    pub version: Option<Version>,
+    pub release: Option<String>,
+    pub provided: Vec<Gvk>,
+    pub required_gvks: Vec<Gvk>,
+    pub required_packages: Vec<PackageRequired>,
+    pub has_objects: bool,
+}
+
+/// Parses the bundle's properties; errors become diagnostics.
+pub fn bundle_facts(b: &Bundle, out: &mut Vec<Diagnostic>) -> BundleFacts {
+    let mut facts = BundleFacts::default();
+    let mut packages = Vec::new();
+    let d = |rule, msg: String| {
+        Diagnostic::new(Severity::Error, rule, &b.source, msg)
+            .package(&b.package)
+            .bundle(&b.name)
+    };
+    for (i, p) in b.properties.iter().enumerate() {
+        // opm checks only that these large values are JSON (which a loaded value is); a full
+        // typed parse would copy every CSV description for nothing.
+        if p.ty == super::property::TYPE_CSV_METADATA || p.ty == super::property::TYPE_CONSTRAINT {
+            if !p.value.is_object() {
+                out.push(
+                    d(
+                        "bundle-property-invalid",
+                        format!(
+                            "parse properties for bundle {:?}: parse property[{i}] of type {:?}: value must be an object",
+                            b.name, p.ty
+                        ),
+                    )
+                    .fix(format!("make properties[{i}].value an object")),
+                );
+            }
+            continue;
+        }
+        match p.parse(i) {
+            Err(e) => out.push(
+                d(
+                    "bundle-property-invalid",
+                    format!("parse properties for bundle {:?}: {e}", b.name),
+                )
+                .fix(format!(
+                    "make properties[{i}] a {{type, value}} whose value matches the {:?} schema",
+                    p.ty
+                )),
+            ),
+            Ok(TypedProperty::Package(pp)) => packages.push(pp),
+            Ok(TypedProperty::Gvk(g)) => facts.provided.push(g),
+            Ok(TypedProperty::GvkRequired(g)) => facts.required_gvks.push(g),
+            Ok(TypedProperty::PackageRequired(r)) => facts.required_packages.push(r),
+            Ok(TypedProperty::BundleObject(_)) => facts.has_objects = true,
+            Ok(_) => {}
+        }
+    }
+    if packages.len() != 1 {
+        out.push(
+            d(
+                "bundle-package-property-count",
+                format!(
+                    "package {:?} bundle {:?} must have exactly 1 \"olm.package\" property, found {}",
+                    b.package,
+                    b.name,
+                    packages.len()
+                ),
+            )
+            .fix("give the bundle exactly one olm.package property {packageName, version}"),
+        );
+        return facts;
+    }
+    let pp = &packages[0];
+    if pp.package_name != b.package {
+        out.push(
+            d(
+                "bundle-package-mismatch",
+                format!(
+                    "package {:?} does not match \"olm.package\" property {:?}",
+                    b.package, pp.package_name
+                ),
+            )
+            .fix("set the olm.package property's packageName to the bundle's package"),
+        );
+    }
+    match semver_range::parse_version(&pp.version) {
+        Ok(v) => {
+            if let Some(rel) = &pp.release {
+                if !v.build.is_empty() {
+                    out.push(d(
+                        "bundle-release-build-metadata",
+                        "cannot use build metadata in version with a release version".into(),
+                    ));
+                }
+                let expected = format!("{}-v{}-{}", b.package, pp.version, rel);
+                if b.name != expected {
+                    out.push(
+                        d(
+                            "bundle-release-name",
+                            format!(
+                                "name {:?} does not match normalized name {:?}",
+                                b.name, expected
+                            ),
+                        )
+                        .fix(format!("rename the bundle to {expected:?}")),
+                    );
+                }
+            }
+            facts.version = Some(v);
+            facts.release = pp.release.clone();
+        }
+        Err(e) => out.push(
+            d(
+                "bundle-version-invalid",
+                format!(
+                    "error parsing bundle {:?} version {:?}: {e}",
+                    b.name, pp.version
+                ),
+            )
+            .fix("use a strict semantic version (MAJOR.MINOR.PATCH, no 'v' prefix)"),
+        ),
+    }
+    facts
+}
+
+/// Kubernetes' DNS-1123 label check, with its messages.
+fn dns1123_label_errors(name: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if name.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    let b = name.as_bytes();
+    let ok = !b.is_empty()
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
+    if !ok {
+        if name.contains('.') {
+            errs.push("must not contain dots".into());
+        } else {
+            errs.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".into());
+        }
+    }
+    errs
+}
+
+/// Runs every check and returns the sorted findings.
+pub fn validate(cfg: &DeclarativeConfig) -> Report {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let err = |rule, src: &Source, msg: String| Diagnostic::new(Severity::Error, rule, src, msg);
+    let warn = |rule, src: &Source, msg: String| Diagnostic::new(Severity::Warning, rule, src, msg);
+
+    // Packages.
+    let mut packages: BTreeMap<&str, &super::declcfg::Package> = BTreeMap::new();
+    for p in &cfg.packages {
+        if p.name.is_empty() {
+            out.push(
+                err(
+                    "package-name-empty",
+                    &p.source,
+                    "config contains package with no name".into(),
+                )
+                .fix("set `name` on the olm.package blob"),
+            );
+            continue;
+        }
+        if packages.contains_key(p.name.as_str()) {
+            out.push(
+                err(
+                    "package-duplicate",
+                    &p.source,
+                    format!("duplicate package {:?}", p.name),
+                )
+                .package(&p.name)
+                .fix("keep one olm.package blob per package"),
+            );
+            continue;
+        }
+        let errs = dns1123_label_errors(&p.name);
+        if !errs.is_empty() {
+            out.push(
+                err(
+                    "package-name-invalid",
+                    &p.source,
+                    format!("invalid package name {:?}: [{}]", p.name, errs.join(", ")),
+                )
+                .package(&p.name)
+                .fix("use lowercase letters, digits and '-' only (a DNS-1123 label)"),
+            );
+        }
+        packages.insert(&p.name, p);
+    }
+
+    // Channels.
+    let mut channels: BTreeMap<&str, BTreeMap<&str, &Channel>> = BTreeMap::new();
+    for c in &cfg.channels {
+        if !packages.contains_key(c.package.as_str()) {
+            out.push(
+                err(
+                    "channel-unknown-package",
+                    &c.source,
+                    format!("unknown package {:?} for channel {:?}", c.package, c.name),
+                )
+                .package(&c.package)
+                .channel(&c.name)
+                .fix("add an olm.package blob for the package or fix the channel's `package`"),
+            );
+            continue;
+        }
+        if c.name.is_empty() {
+            out.push(
+                err(
+                    "channel-name-empty",
+                    &c.source,
+                    format!("package {:?} contains channel with no name", c.package),
+                )
+                .package(&c.package)
+                .fix("set `name` on the olm.channel blob"),
+            );
+            continue;
+        }
+        let pkg_channels = channels.entry(c.package.as_str()).or_default();
+        if pkg_channels.contains_key(c.name.as_str()) {
+            out.push(
+                err(
+                    "channel-duplicate",
+                    &c.source,
+                    format!("package {:?} has duplicate channel {:?}", c.package, c.name),
+                )
+                .package(&c.package)
+                .channel(&c.name)
+                .fix("merge the entries into one olm.channel blob"),
+            );
+            continue;
+        }
+        let mut seen = HashSet::new();
+        for e in &c.entries {
+            if !seen.insert(e.name.as_str()) {
+                out.push(
+                    err(
+                        "channel-duplicate-entry",
+                        &c.source,
+                        format!(
+                            "invalid package {:?}, channel {:?}: duplicate entry {:?}",
+                            c.package, c.name, e.name
+                        ),
+                    )
+                    .package(&c.package)
+                    .channel(&c.name)
+                    .bundle(&e.name)
+                    .fix("list each bundle once per channel"),
+                );
+            }
+        }
+        pkg_channels.insert(&c.name, c);
+    }
+
+    // Bundles.
+    let mut bundles: BTreeMap<&str, BTreeMap<&str, (&Bundle, BundleFacts)>> = BTreeMap::new();
+    for b in &cfg.bundles {
+        if b.package.is_empty() {
+            out.push(
+                err(
+                    "bundle-package-empty",
+                    &b.source,
+                    format!("package name must be set for bundle {:?}", b.name),
+                )
+                .bundle(&b.name)
+                .fix("set `package` on the olm.bundle blob"),
+            );
+            continue;
+        }
+        if !packages.contains_key(b.package.as_str()) {
+            out.push(
+                err(
+                    "bundle-unknown-package",
+                    &b.source,
+                    format!("unknown package {:?} for bundle {:?}", b.package, b.name),
+                )
+                .package(&b.package)
+                .bundle(&b.name)
+                .fix("add an olm.package blob for the package or fix the bundle's `package`"),
+            );
+            continue;
+        }
+        if b.name.is_empty() {
+            out.push(
+                err("bundle-name-empty", &b.source, "name must be set".into())
+                    .package(&b.package)
+                    .fix("set `name` on the olm.bundle blob (by convention the CSV name)"),
+            );
+            continue;
+        }
+        let pkg_bundles = bundles.entry(b.package.as_str()).or_default();
+        if pkg_bundles.contains_key(b.name.as_str()) {
+            out.push(
+                err(
+                    "bundle-duplicate",
+                    &b.source,
+                    format!("package {:?} has duplicate bundle {:?}", b.package, b.name),
+                )
+                .package(&b.package)
+                .bundle(&b.name)
+                .fix("keep one olm.bundle blob per bundle name"),
+            );
+            continue;
+        }
+        let facts = bundle_facts(b, &mut out);
+        let located = |rule, msg: String| {
+            err(rule, &b.source, msg)
+                .package(&b.package)
+                .bundle(&b.name)
+        };
+        if !b.image.is_empty()
+            && let Err(e) = super::imageref::validate(&b.image)
+        {
+            out.push(
+                located(
+                    "bundle-image-invalid",
+                    format!(
+                        "package {:?} bundle {:?} image: invalid image pull spec {:?}: {e}",
+                        b.package, b.name, b.image
+                    ),
+                )
+                .fix("use a pullable reference such as registry/repo/name@sha256:<digest>"),
+            );
+        }
+        for (i, ri) in b.related_images.iter().enumerate() {
+            if !ri.image.is_empty()
+                && let Err(e) = super::imageref::validate(&ri.image)
+            {
+                out.push(
+                    located(
+                        "bundle-related-image-invalid",
+                        format!(
+                            "package {:?} bundle {:?} relatedImages[{i}].image: invalid image pull spec {:?}: {e}",
+                            b.package, b.name, ri.image
+                        ),
+                    )
+                    .fix("use a pullable reference such as registry/repo/name@sha256:<digest>"),
+                );
+            }
+        }
+        if b.image.is_empty() && !facts.has_objects {
+            out.push(
+                located("bundle-image-empty", "bundle image must be set".into())
+                    .fix("set `image` to the bundle image reference (or embed olm.bundle.object properties)"),
+            );
+        }
+        pkg_bundles.insert(&b.name, (b, facts));
+    }
+
+    // Bundles that no channel lists, and entries without bundles.
+    for (pkg, pkg_bundles) in &bundles {
+        let listed: HashSet<&str> = channels
+            .get(pkg)
+            .map(|cs| {
+                cs.values()
+                    .flat_map(|c| c.entries.iter().map(|e| e.name.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (name, (b, _)) in pkg_bundles {
+            if !listed.contains(name) {
+                out.push(
+                    err(
+                        "bundle-not-in-channel",
+                        &b.source,
+                        format!(
+                            "package {pkg:?}, bundle {name:?} not found in any channel entries"
+                        ),
+                    )
+                    .package(pkg)
+                    .bundle(name)
+                    .fix("add the bundle to a channel's entries, or remove the olm.bundle blob"),
+                );
+            }
+        }
+    }
+    for (pkg, cs) in &channels {
+        let pkg_bundles = bundles.get(pkg);
+        for c in cs.values() {
+            let missing: Vec<&str> = c
+                .entries
+                .iter()
+                .map(|e| e.name.as_str())
+                .filter(|n| pkg_bundles.is_none_or(|bs| !bs.contains_key(n)))
+                .collect();
+            if !missing.is_empty() {
+                out.push(
+                    err(
+                        "channel-entry-missing-bundle",
+                        &c.source,
+                        format!(
+                            "no olm.bundle blobs found in package {pkg:?} for olm.channel entries [{}]",
+                            missing.join(" ")
+                        ),
+                    )
+                    .package(pkg)
+                    .channel(&c.name)
+                    .fix("add the olm.bundle blobs (render the bundle images) or remove the entries"),
+                );
+            }
+        }
+    }
+
+    // Per package: default channel, channels' graphs, duplicate versions.
+    for (name, p) in &packages {
+        let pkg_channels = channels.get(name);
+        let pkg_bundles = bundles.get(name);
+        let perr = |rule, msg: String| err(rule, &p.source, msg).package(name);
+        if p.default_channel.is_empty() {
+            out.push(
+                perr(
+                    "package-default-channel-unset",
+                    "default channel must be set".into(),
+                )
+                .fix("set `defaultChannel` on the olm.package blob"),
+            );
+        } else if pkg_channels.is_none_or(|cs| !cs.contains_key(p.default_channel.as_str())) {
+            out.push(
+                perr(
+                    "package-default-channel-missing",
+                    format!(
+                        "default channel {:?} not found in channels list",
+                        p.default_channel
+                    ),
+                )
+                .fix("add an olm.channel blob with that name or point defaultChannel at an existing channel"),
+            );
+        }
+        // With a default channel set, opm reports the missing default channel (above) instead.
+        if pkg_channels.is_none_or(|cs| cs.is_empty()) && p.default_channel.is_empty() {
+            out.push(
+                perr(
+                    "package-no-channels",
+                    "package must contain at least one channel".into(),
+                )
+                .fix("add an olm.channel blob for the package"),
+            );
+        }
+        if let Some(cs) = pkg_channels {
+            for c in cs.values() {
+                validate_channel(c, &mut out);
+            }
+        }
+        if let Some(bs) = pkg_bundles {
+            let mut by_version: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+            for (bname, (_, facts)) in bs {
+                if let Some(v) = &facts.version {
+                    let mut key = Version {
+                        build: semver::BuildMetadata::EMPTY,
+                        ..v.clone()
+                    }
+                    .to_string();
+                    if !v.build.is_empty() {
+                        key = v.to_string();
+                    }
+                    if let Some(r) = &facts.release {
+                        key = format!("{key}-{r}");
+                    }
+                    by_version.entry(key).or_default().push(bname);
+                }
+            }
+            let dups: Vec<String> = by_version
+                .iter()
+                .filter(|(_, v)| v.len() > 1)
+                .map(|(k, v)| format!("{{{k}: [{}]}}", v.join(", ")))
+                .collect();
+            if !dups.is_empty() {
+                out.push(
+                    perr(
+                        "package-duplicate-versions",
+                        format!("duplicate versions found in bundles: [{}]", dups.join(" ")),
+                    )
+                    .fix("give every bundle of the package a distinct version"),
+                );
+            }
+        }
+    }
+
+    validate_deprecations(cfg, &packages, &channels, &bundles, &mut out);
+    extra_warnings(cfg, &channels, &bundles, &mut out, warn);
+
+    let mut report = Report { diagnostics: out };
+    report.sort();
+    report
+}
+
+type PkgBundles<'a> = BTreeMap<&'a str, (&'a Bundle, BundleFacts)>;
+
+/// The channel head, or an error message with opm's text.
+pub fn channel_head<'a>(
+    entries: impl Iterator<Item = &'a super::declcfg::ChannelEntry> + Clone,
+) -> Result<&'a super::declcfg::ChannelEntry, String> {
+    let mut incoming: HashSet<&str> = HashSet::new();
+    for e in entries.clone() {
+        if !e.replaces.is_empty() {
+            incoming.insert(&e.replaces);
+        }
+        for s in &e.skips {
+            incoming.insert(s);
+        }
+    }
+    let mut heads: Vec<&super::declcfg::ChannelEntry> = entries
+        .filter(|e| !incoming.contains(e.name.as_str()))
+        .collect();
+    match heads.len() {
+        0 => Err("no channel head found in graph".into()),
+        1 => Ok(heads.remove(0)),
+        _ => {
+            let mut names: Vec<&str> = heads.iter().map(|e| e.name.as_str()).collect();
+            names.sort();
+            Err(format!(
+                "multiple channel heads found in graph: {}",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// Follows `replaces` from the head (stopping at a name outside the channel or skipped by
+/// any entry) and returns the chain, or opm's cycle message.
+pub fn replaces_chain<'a>(
+    head: &'a super::declcfg::ChannelEntry,
+    by_name: &HashMap<&str, &'a super::declcfg::ChannelEntry>,
+    skipped: &HashSet<&str>,
+) -> Result<Vec<&'a str>, String> {
+    let mut chain: Vec<&str> = vec![head.name.as_str()];
+    let mut cur = head;
+    loop {
+        let next = cur.replaces.as_str();
+        if next.is_empty() {
+            break;
+        }
+        if let Some(pos) = chain.iter().position(|n| *n == next) {
+            let mut cycle: Vec<&str> = chain[pos..].to_vec();
+            cycle.push(next);
+            return Err(format!(
+                "detected cycle in replaces chain of upgrade graph: {}",
+                cycle.join(" -> ")
+            ));
+        }
+        chain.push(next);
+        if skipped.contains(next) {
+            break;
+        }
+        match by_name.get(next) {
+            Some(e) => cur = e,
+            None => break,
+        }
+    }
+    Ok(chain)
+}
+
+fn validate_channel(c: &Channel, out: &mut Vec<Diagnostic>) {
+    let cerr = |rule, msg: String| {
+        Diagnostic::new(Severity::Error, rule, &c.source, msg)
+            .package(&c.package)
+            .channel(&c.name)
+    };
+    if c.entries.is_empty() {
+        out.push(
+            cerr(
+                "channel-empty",
+                "channel must contain at least one bundle".into(),
+            )
+            .fix("add entries to the channel or remove it"),
+        );
+        return;
+    }
+    for e in &c.entries {
+        for (i, s) in e.skips.iter().enumerate() {
+            if s.is_empty() {
+                out.push(
+                    cerr("entry-skip-empty", format!("skip[{i}] is empty"))
+                        .bundle(&e.name)
+                        .fix("remove the empty name from `skips`"),
+                );
+            }
+        }
+        if !e.skip_range.is_empty()
+            && let Err(er) = Range::parse(&e.skip_range)
+        {
+            out.push(
+                cerr(
+                    "entry-skip-range-invalid",
+                    format!("invalid skipRange {:?}: {er}", e.skip_range),
+                )
+                .bundle(&e.name)
+                .fix("write a blang/semver range such as '>=1.0.0 <1.2.0' (space = AND, '||' = OR, no 'v' prefix)"),
+            );
+        }
+    }
+    let head = match channel_head(c.entries.iter()) {
+        Ok(h) => h,
+        Err(msg) => {
+            let fix = if msg.starts_with("multiple") {
+                "make every older entry reachable from one newest entry via `replaces`/`skips`"
+            } else {
+                "the newest entry must not be replaced or skipped by another entry"
+            };
+            out.push(cerr("channel-head", msg).fix(fix));
+            return;
+        }
+    };
+    let by_name: HashMap<&str, &super::declcfg::ChannelEntry> =
+        c.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+    let skipped: HashSet<&str> = c
+        .entries
+        .iter()
+        .flat_map(|e| e.skips.iter().map(String::as_str))
+        .collect();
+    match replaces_chain(head, &by_name, &skipped) {
+        Err(msg) => out.push(
+            cerr("channel-cycle", msg)
+                .fix("break the cycle: an entry must not (indirectly) replace itself"),
+        ),
+        Ok(chain) => {
+            let on_chain: HashSet<&str> = chain.into_iter().collect();
+            let mut stranded: Vec<&str> = c
+                .entries
+                .iter()
+                .map(|e| e.name.as_str())
+                .filter(|n| !on_chain.contains(n) && !skipped.contains(n))
+                .collect();
+            stranded.sort();
+            if !stranded.is_empty() {
+                out.push(
+                    cerr(
+                        "channel-stranded",
+                        format!(
+                            "channel contains one or more stranded bundles: {}",
+                            stranded.join(", ")
+                        ),
+                    )
+                    .fix(format!(
+                        "link them into the replaces chain from the head {:?} (replaces or skips), or remove them",
+                        head.name
+                    )),
+                );
+            }
+        }
+    }
+}
+
+fn validate_deprecations(
+    cfg: &DeclarativeConfig,
+    packages: &BTreeMap<&str, &super::declcfg::Package>,
+    channels: &BTreeMap<&str, BTreeMap<&str, &Channel>>,
+    bundles: &BTreeMap<&str, PkgBundles>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut seen_pkgs = HashSet::new();
+    for (i, d) in cfg.deprecations.iter().enumerate() {
+        let derr = |rule, msg: String| {
+            Diagnostic::new(Severity::Error, rule, &d.source, msg).package(&d.package)
+        };
+        if d.package.is_empty() {
+            out.push(
+                derr(
+                    "deprecation-package-empty",
+                    format!("package name must be set for deprecation item {i}"),
+                )
+                .fix("set `package` on the olm.deprecations blob"),
+            );
+            continue;
+        }
+        if !packages.contains_key(d.package.as_str()) {
+            out.push(
+                derr(
+                    "deprecation-unknown-package",
+                    format!(
+                        "cannot apply deprecations to an unknown package {:?}",
+                        d.package
+                    ),
+                )
+                .fix("fix the package name or remove the olm.deprecations blob"),
+            );
+            continue;
+        }
+        if !seen_pkgs.insert(d.package.as_str()) {
+            out.push(
+                derr(
+                    "deprecation-duplicate",
+                    format!(
+                        "expected a maximum of one deprecation per package: {:?}",
+                        d.package
+                    ),
+                )
+                .fix("merge the entries into one olm.deprecations blob"),
+            );
+            continue;
+        }
+        let mut refs = HashSet::new();
+        for (j, e) in d.entries.iter().enumerate() {
+            let r = &e.reference;
+            if r.schema.is_empty() {
+                out.push(
+                    derr(
+                        "deprecation-schema-empty",
+                        format!(
+                            "schema must be set for deprecation entry [{j}] for package {:?}",
+                            d.package
+                        ),
+                    )
+                    .fix("set reference.schema to olm.package, olm.channel or olm.bundle"),
+                );
+                continue;
+            }
+            if !refs.insert((r.schema.as_str(), r.name.as_str())) {
+                out.push(derr(
+                    "deprecation-duplicate-entry",
+                    format!(
+                        "duplicate deprecation entry declcfg.PackageScopedReference{{Schema:{:?}, Name:{:?}}} for package {:?}",
+                        r.schema, r.name, d.package
+                    ),
+                ).fix("list each deprecated object once"));
+                continue;
+            }
+            match r.schema.as_str() {
+                SCHEMA_BUNDLE => {
+                    if bundles
+                        .get(d.package.as_str())
+                        .is_none_or(|bs| !bs.contains_key(r.name.as_str()))
+                    {
+                        out.push(
+                            derr(
+                                "deprecation-unknown-bundle",
+                                format!(
+                                    "cannot deprecate bundle {:?} for package {:?}: bundle not found",
+                                    r.name, d.package
+                                ),
+                            )
+                            .bundle(&r.name)
+                            .fix("reference an existing bundle name"),
+                        );
+                    }
+                }
+                SCHEMA_CHANNEL => {
+                    if channels
+                        .get(d.package.as_str())
+                        .is_none_or(|cs| !cs.contains_key(r.name.as_str()))
+                    {
+                        out.push(
+                            derr(
+                                "deprecation-unknown-channel",
+                                format!(
+                                    "cannot deprecate channel {:?} for package {:?}: channel not found",
+                                    r.name, d.package
+                                ),
+                            )
+                            .channel(&r.name)
+                            .fix("reference an existing channel name"),
+                        );
+                    }
+                }
+                SCHEMA_PACKAGE => {
+                    if !r.name.is_empty() {
+                        out.push(
+                            derr(
+                                "deprecation-package-name-set",
+                                format!(
+                                    "package name must be empty for deprecated package {:?} (specified {:?})",
+                                    d.package, r.name
+                                ),
+                            )
+                            .fix("drop reference.name for an olm.package deprecation"),
+                        );
+                    }
+                }
+                other => out.push(
+                    derr(
+                        "deprecation-schema-unknown",
+                        format!(
+                            "cannot deprecate object declcfg.PackageScopedReference{{Schema:{other:?}, Name:{:?}}} referenced by entry {j} for package {:?}: object schema unknown",
+                            r.name, d.package
+                        ),
+                    )
+                    .fix("use schema olm.package, olm.channel or olm.bundle"),
+                ),
+            }
+            if e.message.is_empty() {
+                out.push(
+                    derr(
+                        "deprecation-message-empty",
+                        "invalid deprecation: message must be set".into(),
+                    )
+                    .fix("add a message telling users what to do instead"),
+                );
+            }
+        }
+    }
+}
+
+fn extra_warnings(
+    cfg: &DeclarativeConfig,
+    channels: &BTreeMap<&str, BTreeMap<&str, &Channel>>,
+    bundles: &BTreeMap<&str, PkgBundles>,
+    out: &mut Vec<Diagnostic>,
+    warn: impl Fn(&'static str, &Source, String) -> Diagnostic,
+) {
+    // What the catalog provides.
+    let mut provided: HashSet<&Gvk> = HashSet::new();
+    for bs in bundles.values() {
+        for (_, f) in bs.values() {
+            provided.extend(f.provided.iter());
+        }
+    }
+    for (pkg, bs) in bundles {
+        for (name, (b, f)) in bs {
+            for g in &f.required_gvks {
+                if !provided.contains(g) {
+                    out.push(
+                        warn(
+                            "dependency-gvk-unsatisfied",
+                            &b.source,
+                            format!("requires API {g} (olm.gvk.required) but no bundle in this catalog provides it"),
+                        )
+                        .package(pkg)
+                        .bundle(name)
+                        .fix("add the providing operator to the catalog, or make sure the API is installed on target clusters"),
+                    );
+                }
+            }
+            for r in &f.required_packages {
+                let Some(deps) = bundles.get(r.package_name.as_str()) else {
+                    out.push(
+                        warn(
+                            "dependency-package-unsatisfied",
+                            &b.source,
+                            format!(
+                                "requires package {:?} {:?} (olm.package.required) but the catalog has no such package",
+                                r.package_name, r.version_range
+                            ),
+                        )
+                        .package(pkg)
+                        .bundle(name)
+                        .fix("add that package to the catalog or drop the dependency"),
+                    );
+                    continue;
+                };
+                match Range::parse(&r.version_range) {
+                    Err(e) => out.push(
+                        warn(
+                            "dependency-range-invalid",
+                            &b.source,
+                            format!(
+                                "olm.package.required versionRange {:?} for {:?} is not a valid range: {e}",
+                                r.version_range, r.package_name
+                            ),
+                        )
+                        .package(pkg)
+                        .bundle(name)
+                        .fix("write a blang/semver range such as '>=1.0.0 <2.0.0'"),
+                    ),
+                    Ok(range) => {
+                        let any = deps
+                            .values()
+                            .any(|(_, df)| df.version.as_ref().is_some_and(|v| range.contains(v)));
+                        if !any {
+                            out.push(
+                                warn(
+                                    "dependency-package-unsatisfied",
+                                    &b.source,
+                                    format!(
+                                        "requires package {:?} in range {:?} but no bundle of it has a version in that range",
+                                        r.package_name, r.version_range
+                                    ),
+                                )
+                                .package(pkg)
+                                .bundle(name)
+                                .fix("widen the range or add a matching bundle"),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // skipRanges that cover no bundle of the package.
+    for (pkg, cs) in channels {
+        let Some(bs) = bundles.get(pkg) else { continue };
+        for c in cs.values() {
+            for e in &c.entries {
+                if e.skip_range.is_empty() {
+                    continue;
+                }
+                let Ok(range) = Range::parse(&e.skip_range) else {
+                    continue;
+                };
+                let covers = bs.iter().any(|(n, (_, f))| {
+                    *n != e.name.as_str() && f.version.as_ref().is_some_and(|v| range.contains(v))
+                });
+                if !covers {
+                    out.push(
+                        warn(
+                            "skip-range-covers-nothing",
+                            &c.source,
+                            format!(
+                                "skipRange {:?} matches no other bundle version of the package",
+                                e.skip_range
+                            ),
+                        )
+                        .package(pkg)
+                        .channel(&c.name)
+                        .bundle(&e.name)
+                        .fix("check the bounds (the range is matched against installed versions; this is fine for a package's first release)"),
+                    );
+                }
+            }
+        }
+    }
+
+    // One image published as several bundles.
+    let mut by_image: BTreeMap<&str, Vec<&Bundle>> = BTreeMap::new();
+    for b in &cfg.bundles {
+        if !b.image.is_empty() {
+            by_image.entry(&b.image).or_default().push(b);
+        }
+    }
+    for (image, bs) in by_image {
+        if bs.len() > 1 {
+            let names: BTreeSet<String> = bs
+                .iter()
+                .map(|b| format!("{}/{}", b.package, b.name))
+                .collect();
+            let first = bs[0];
+            out.push(
+                warn(
+                    "bundle-image-duplicate",
+                    &first.source,
+                    format!(
+                        "image {image:?} is used by several bundles: {}",
+                        names.into_iter().collect::<Vec<_>>().join(", ")
+                    ),
+                )
+                .package(&first.package)
+                .bundle(&first.name)
+                .fix("each bundle must point at its own bundle image"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::load::load_bytes;
+    use std::path::Path;
+
+    fn report(yaml: &str) -> Report {
+        let cfg = load_bytes(Path::new("c.yaml"), yaml.as_bytes()).unwrap();
+        validate(&cfg)
+    }
+
+    const GOOD: &str = r#"---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+- name: foo.v0.1.0
+- name: foo.v0.2.0
+  replaces: foo.v0.1.0
+  skipRange: ">=0.1.0 <0.2.0"
+---
+schema: olm.bundle
+name: foo.v0.1.0
+package: foo
+image: quay.io/x/foo-bundle:v0.1.0
+properties:
+- type: olm.package
+  value: {packageName: foo, version: 0.1.0}
+---
+schema: olm.bundle
+name: foo.v0.2.0
+package: foo
+image: quay.io/x/foo-bundle:v0.2.0
+properties:
+- type: olm.package
+  value: {packageName: foo, version: 0.2.0}
+"#;
+
+    #[test]
+    fn good_catalog_passes() {
+        let r = report(GOOD);
+        assert!(!r.has_errors(), "{}", r.to_text());
+    }
+
+    #[test]
+    fn multiple_heads_are_named() {
+        let bad = GOOD.replace(
+            "  replaces: foo.v0.1.0\n  skipRange: \">=0.1.0 <0.2.0\"\n",
+            "",
+        );
+        let r = report(&bad);
+        let e: Vec<_> = r.errors().collect();
+        assert_eq!(e.len(), 1, "{}", r.to_text());
+        assert_eq!(
+            e[0].message,
+            "multiple channel heads found in graph: foo.v0.1.0, foo.v0.2.0"
+        );
+        assert_eq!(e[0].channel, "stable");
+        assert!(e[0].location.starts_with("c.yaml:"));
+    }
+
+    #[test]
+    fn cycle_message_matches_opm() {
+        let mut cfg = DeclarativeConfig::default();
+        let entries = vec![
+            super::super::declcfg::ChannelEntry {
+                name: "a.v3".into(),
+                replaces: "a.v2".into(),
+                ..Default::default()
+            },
+            super::super::declcfg::ChannelEntry {
+                name: "a.v2".into(),
+                replaces: "a.v1".into(),
+                ..Default::default()
+            },
+            super::super::declcfg::ChannelEntry {
+                name: "a.v1".into(),
+                replaces: "a.v3".into(),
+                ..Default::default()
+            },
+            super::super::declcfg::ChannelEntry {
+                name: "a.v4".into(),
+                replaces: "a.v3".into(),
+                ..Default::default()
+            },
+        ];
+        cfg.channels.push(Channel {
+            name: "c".into(),
+            package: "a".into(),
+            entries,
+            ..Default::default()
+        });
+        let mut out = Vec::new();
+        validate_channel(&cfg.channels[0], &mut out);
+        assert_eq!(
+            out[0].message,
+            "detected cycle in replaces chain of upgrade graph: a.v3 -> a.v2 -> a.v1 -> a.v3"
+        );
+    }
+}
