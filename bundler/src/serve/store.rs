@@ -63,7 +63,11 @@ pub fn build_index<W: Write>(
             .collect();
         let mut bundles = Vec::with_capacity(names.len());
         for b in p.bundles.values() {
-            let (base, payload) = convert_bundle(b, p);
+            let (base, mut payload) = convert_bundle(b, p);
+            if payload.object.len() == 1 && payload.object[0] == payload.csv_json {
+                payload.object.clear();
+                payload.object_is_csv = true;
+            }
             let bytes = payload.encode_to_vec();
             let (payload_offset, payload_length) =
                 if payload.csv_json.is_empty() && payload.object.is_empty() {
@@ -227,6 +231,7 @@ fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache:
         cache::Payload {
             csv_json,
             object: objects,
+            object_is_csv: false,
         },
     )
 }
@@ -459,8 +464,12 @@ impl Store {
         b.skip_range = e.entry.skip_range.clone();
         if payload && e.bundle.payload_length > 0 {
             let p = self.read_payload(e.bundle)?;
+            b.object = if p.object_is_csv {
+                vec![p.csv_json.clone()]
+            } else {
+                p.object
+            };
             b.csv_json = p.csv_json;
-            b.object = p.object;
         }
         Ok(b)
     }
