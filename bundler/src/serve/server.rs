@@ -65,6 +65,9 @@ impl Health for HealthService {
     }
 }
 
+/// How long in-flight calls get after SIGTERM before the server stops regardless.
+pub const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Why the server stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -106,19 +109,36 @@ where
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let (fired_tx, fired_rx) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async move {
         shutdown.await;
         tracing::info!("shutting down: refusing new calls, finishing in-flight ones");
         let _ = status_tx.send(ServingStatus::NotServing);
+        let _ = fired_tx.send(());
     };
-    tonic::transport::Server::builder()
+    let server = tonic::transport::Server::builder()
         .add_service(HealthServer::new(HealthService::new(status_rx)))
         .add_service(RegistryServer::new(registry.clone()))
         .add_service(ExperimentalRegistryServer::new(registry))
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await?;
+        .serve_with_incoming_shutdown(incoming, shutdown);
+    // Draining waits for clients to close their connections; one that never does must not
+    // keep the pod in Terminating until the kubelet's SIGKILL.
+    let deadline = async move {
+        if fired_rx.await.is_ok() {
+            tokio::time::sleep(DRAIN_TIMEOUT).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        r = server => r?,
+        _ = deadline => tracing::warn!(
+            timeout_s = DRAIN_TIMEOUT.as_secs(),
+            "clients still connected after the drain timeout; stopping anyway"
+        ),
+    }
     Ok(())
 }
 
