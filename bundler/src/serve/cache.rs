@@ -69,31 +69,34 @@ fn digest_files(root: &Path, files: &[PathBuf]) -> Result<String, CacheError> {
         .unwrap_or(1)
         .min(files.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let hash_file = |path: &PathBuf| -> Result<[u8; 32], String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))?;
+        let mut h = Sha256::new();
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+        Ok(h.finalize().into())
+    };
     let mut per_file: Vec<Option<Result<[u8; 32], String>>> = vec![None; files.len()];
-    let slots: Vec<std::sync::Mutex<&mut Option<Result<[u8; 32], String>>>> =
-        per_file.iter_mut().map(std::sync::Mutex::new).collect();
     std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(path) = files.get(i) else { break };
-                    let r = std::fs::read(path)
-                        .map(|bytes| {
-                            let mut h = Sha256::new();
-                            h.update((bytes.len() as u64).to_le_bytes());
-                            h.update(&bytes);
-                            h.finalize().into()
-                        })
-                        .map_err(|e| format!("read {}: {e}", path.display()));
-                    if let Ok(mut slot) = slots[i].lock() {
-                        **slot = Some(r);
+        let workers: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(path) = files.get(i) else { break };
+                        done.push((i, hash_file(path)));
                     }
-                }
-            });
+                    done
+                })
+            })
+            .collect();
+        for w in workers {
+            for (i, r) in w.join().unwrap_or_default() {
+                per_file[i] = Some(r);
+            }
         }
     });
-    drop(slots);
     let mut total = Sha256::new();
     total.update(format!("olm-serve-cache/{}\0", store::FORMAT));
     for (path, h) in files.iter().zip(per_file) {
