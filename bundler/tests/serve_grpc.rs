@@ -15,8 +15,19 @@ use olm_bundler::serve::store::Store;
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
 
+/// shared/data/catalogs beside the repository (CI) or beside the worktree directory.
 fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/catalogs")
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [
+        std::env::var_os("OLM_SHARED_DATA").map(PathBuf::from),
+        Some(manifest.join("../../shared/data")),
+        Some(manifest.join("../../../shared/data")),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_dir())
+    .unwrap_or_else(|| manifest.join("../../shared/data"))
+    .join("catalogs")
 }
 
 /// Every catalog root of the shared data (one per OpenShift version directory).

@@ -147,15 +147,20 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
 
     // Building the cache parses every YAML blob; doing it in a child process keeps the
     // parser's peak memory out of the long-running server, whose RSS is then only the index.
-    let catalog = a.catalog.clone();
-    let dir = cache_dir.clone();
-    let fresh = tokio::task::spawn_blocking(move || cache::is_fresh(&catalog, &dir))
-        .await
-        .context("cache check task")?
-        .with_context(|| format!("check cache {}", cache_dir.display()))?;
-    if !fresh && integrity == Integrity::Rebuild {
-        tracing::info!(cache_dir = %cache_dir.display(), "building cache");
-        build_in_child(&a.catalog, &cache_dir, a.debug).await?;
+    // (With integrity enforced there is nothing to build: `open` checks and fails instead.)
+    let mut built = false;
+    if integrity == Integrity::Rebuild {
+        let catalog = a.catalog.clone();
+        let dir = cache_dir.clone();
+        let fresh = tokio::task::spawn_blocking(move || cache::is_fresh(&catalog, &dir))
+            .await
+            .context("cache check task")?
+            .with_context(|| format!("check cache {}", cache_dir.display()))?;
+        if !fresh {
+            tracing::info!(cache_dir = %cache_dir.display(), "building cache");
+            build_in_child(&a.catalog, &cache_dir, a.debug).await?;
+            built = true;
+        }
     }
     let catalog = a.catalog.clone();
     let dir = cache_dir.clone();
@@ -175,7 +180,7 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         addr = %local,
         packages = stats.packages,
         bundles = entries,
-        cache_rebuilt = !fresh,
+        cache_rebuilt = built || stats.rebuilt,
         startup_ms = started.elapsed().as_millis() as u64,
         "serving registry"
     );
