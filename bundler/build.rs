@@ -1,1 +1,21 @@
-fn main() {}
+//! Compiles the gRPC definitions with protox (pure Rust), so building needs no `protoc`.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let protos = ["proto/registry.proto", "proto/serve_cache.proto"];
+    for p in protos {
+        println!("cargo:rerun-if-changed={p}");
+    }
+    let mut compiler = protox::Compiler::new(["proto"])?;
+    compiler.include_imports(true).open_files(protos)?;
+    // Server reflection serves this encoded descriptor set (with google/protobuf/struct.proto).
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(
+        out.join("registry_descriptor.bin"),
+        compiler.encode_file_descriptor_set(),
+    )?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(compiler.file_descriptor_set())?;
+    Ok(())
+}

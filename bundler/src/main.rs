@@ -7,6 +7,9 @@ use clap::Parser;
 mod cli;
 
 fn main() -> ExitCode {
+    if let Some(code) = olm_bundler::serve::probe::main_if_invoked_as_probe() {
+        return code;
+    }
     let args = cli::Cli::parse();
     cli::init_logging(args.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

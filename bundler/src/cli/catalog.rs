@@ -33,6 +33,8 @@ pub enum CatalogCommand {
     /// Write a synthetic catalog of opm's benchmark shape (for benchmarks).
     #[command(hide = true)]
     Synthesize(SynthArgs),
+    /// Serve the catalog over operator-registry's gRPC API (like `opm serve`), port 50051.
+    Serve(super::serve::ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -56,6 +58,7 @@ pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
         CatalogCommand::Add(a) => add_cmd(a),
         CatalogCommand::Build(args) => super::image::catalog_build(args).await,
         CatalogCommand::Synthesize(a) => synth_cmd(a),
+        CatalogCommand::Serve(a) => super::serve::run(a).await,
     }
 }
 

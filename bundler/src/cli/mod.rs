@@ -12,6 +12,7 @@ mod bundle;
 mod catalog;
 mod deploy;
 mod image;
+mod serve;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -1,1 +1,17 @@
 //! The catalog gRPC server (`api.Registry`) that OLM's catalog-operator queries.
+//!
+//! - [`proto`]: the generated `api` messages and services (from `proto/registry.proto`).
+//! - [`store`]: the catalog as the server holds it: a compact index in memory plus a payload
+//!   file with the large CSV/manifest JSON, built from the validated [`model`](crate::catalog::model).
+//! - [`cache`]: `--cache-dir`: writing, digest checking and loading the index without YAML.
+//! - [`registry`]: the `api.Registry` RPCs with opm's semantics and error texts.
+//! - [`server`]: start-up, health, reflection, graceful shutdown.
+//! - [`probe`]: the `grpc_health_probe` multi-call mode.
+
+pub mod cache;
+pub mod csv;
+pub mod probe;
+pub mod proto;
+pub mod registry;
+pub mod server;
+pub mod store;

@@ -1,0 +1,219 @@
+//! `olm catalog serve`: opm serve's flags and start-up, on our server.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use tracing::instrument::WithSubscriber;
+
+use olm_bundler::serve::cache::{self, Integrity};
+use olm_bundler::serve::server;
+
+const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The file-based catalog directory (or single file) to serve.
+    pub catalog: PathBuf,
+    /// Port to serve the gRPC API on.
+    #[arg(short, long, default_value_t = 50051)]
+    pub port: u16,
+    /// Address to listen on (all interfaces by default, as in a pod).
+    #[arg(long, default_value = "0.0.0.0")]
+    pub host: IpAddr,
+    /// Keep the pre-built index here (and build it when missing or stale). Without it, a
+    /// temporary directory is used and removed on exit.
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// Build the cache in --cache-dir and exit (the catalog image build runs this).
+    #[arg(long, requires = "cache_dir")]
+    pub cache_only: bool,
+    /// Fail instead of rebuilding when the cache does not match the catalog. Default: true
+    /// when --cache-dir is set without --cache-only (a catalog image's cache was built with it).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub cache_enforce_integrity: Option<bool>,
+    /// Where a fatal error is written for the kubelet (used when it exists, or when given).
+    #[arg(short = 't', long)]
+    pub termination_log: Option<PathBuf>,
+    /// Debug logging.
+    #[arg(long)]
+    pub debug: bool,
+}
+
+pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let debug_logs = a.debug.then(|| {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(
+                "info,olm=debug,olm_bundler=debug",
+            ))
+            .with_writer(std::io::stderr)
+            .with_target(false)
+            .finish()
+    });
+    let termination_log = termination_log_path(a.termination_log.as_deref());
+    let result = match debug_logs {
+        Some(sub) => serve(a).with_subscriber(sub).await,
+        None => serve(a).await,
+    };
+    if let Err(e) = &result
+        && let Some(path) = termination_log
+    {
+        let mut text = e.to_string();
+        for cause in e.chain().skip(1) {
+            text.push_str(&format!("\n  caused by: {cause}"));
+        }
+        if let Err(we) = std::fs::write(&path, text) {
+            tracing::warn!(path = %path.display(), error = %we, "cannot write termination log");
+        }
+    }
+    result
+}
+
+/// `-t` when given; otherwise the kubelet's file when it exists (opm's default).
+fn termination_log_path(flag: Option<&Path>) -> Option<PathBuf> {
+    match flag {
+        Some(p) => Some(p.to_path_buf()),
+        None => {
+            let p = Path::new(DEFAULT_TERMINATION_LOG);
+            p.exists().then(|| p.to_path_buf())
+        }
+    }
+}
+
+/// A temporary cache directory removed when the server stops.
+struct TempCache(PathBuf);
+
+impl Drop for TempCache {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    if !a.catalog.exists() {
+        bail!(
+            "{}: no such catalog directory (catalog image references are not served directly; \
+             pull or unpack the image and pass its /configs directory)",
+            a.catalog.display()
+        );
+    }
+    let enforce = match a.cache_enforce_integrity {
+        Some(true) if a.cache_dir.is_none() => {
+            bail!("--cache-dir must be specified with --cache-enforce-integrity")
+        }
+        Some(v) => v,
+        None => a.cache_dir.is_some() && !a.cache_only,
+    };
+
+    if a.cache_only {
+        let Some(dir) = &a.cache_dir else {
+            bail!("--cache-only requires --cache-dir");
+        };
+        let catalog = a.catalog.clone();
+        let dir2 = dir.clone();
+        let stats = tokio::task::spawn_blocking(move || cache::build_cache(&catalog, &dir2))
+            .await
+            .context("cache build task")?
+            .with_context(|| format!("build cache for {}", a.catalog.display()))?;
+        tracing::info!(
+            cache_dir = %dir.display(),
+            digest = %stats.digest,
+            packages = stats.packages,
+            entries = stats.entries,
+            elapsed_ms = stats.millis,
+            "cache built"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let (cache_dir, _temp) = match &a.cache_dir {
+        Some(d) => (d.clone(), None),
+        None => {
+            let d = std::env::temp_dir().join(format!("olm-serve-cache-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            (d.clone(), Some(TempCache(d)))
+        }
+    };
+    let integrity = if enforce {
+        Integrity::Enforce
+    } else {
+        Integrity::Rebuild
+    };
+
+    // Building the cache parses every YAML blob; doing it in a child process keeps the
+    // parser's peak memory out of the long-running server, whose RSS is then only the index.
+    // (With integrity enforced there is nothing to build: `open` checks and fails instead.)
+    let mut built = false;
+    if integrity == Integrity::Rebuild {
+        let catalog = a.catalog.clone();
+        let dir = cache_dir.clone();
+        let fresh = tokio::task::spawn_blocking(move || cache::is_fresh(&catalog, &dir))
+            .await
+            .context("cache check task")?
+            .with_context(|| format!("check cache {}", cache_dir.display()))?;
+        if !fresh {
+            tracing::info!(cache_dir = %cache_dir.display(), "building cache");
+            build_in_child(&a.catalog, &cache_dir, a.debug).await?;
+            built = true;
+        }
+    }
+    let catalog = a.catalog.clone();
+    let dir = cache_dir.clone();
+    let (store, stats) =
+        tokio::task::spawn_blocking(move || cache::open(&catalog, &dir, integrity))
+            .await
+            .context("cache load task")?
+            .with_context(|| format!("load catalog {}", a.catalog.display()))?;
+    let entries = store.entry_count();
+    let store = Arc::new(store);
+
+    let addr = SocketAddr::new(a.host, a.port);
+    let listener = server::bind(addr).await?;
+    let local = listener.local_addr().unwrap_or(addr);
+    tracing::info!(
+        configs = %a.catalog.display(),
+        addr = %local,
+        packages = stats.packages,
+        bundles = entries,
+        cache_rebuilt = built || stats.rebuilt,
+        startup_ms = started.elapsed().as_millis() as u64,
+        "serving registry"
+    );
+    server::serve(store, listener, server::shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `olm catalog serve <catalog> --cache-dir <dir> --cache-only` as a child process.
+async fn build_in_child(catalog: &Path, cache_dir: &Path, debug: bool) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("locate the olm executable")?;
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.arg("catalog")
+        .arg("serve")
+        .arg(catalog)
+        .arg("--cache-dir")
+        .arg(cache_dir)
+        .arg("--cache-only")
+        // The parent owns the termination log.
+        .arg("-t")
+        .arg("/dev/null");
+    if debug {
+        cmd.arg("--debug");
+    }
+    let status = cmd
+        .status()
+        .await
+        .context("run the cache builder process")?;
+    if !status.success() {
+        bail!(
+            "building the cache for {} failed ({status}); the error is printed above",
+            catalog.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,508 @@
+//! The catalog as the server holds it.
+//!
+//! Converting the validated model to `api.Bundle`s once, up front, makes every RPC a lookup plus
+//! a clone. The conversion result is an [`Index`] (small: names, edges, properties) and a payload
+//! file holding each bundle's CSV JSON and manifests (large: most of a catalog's bytes). Only
+//! the index lives in memory; payloads are read from the file when an RPC needs them, so a
+//! catalog of tens of megabytes is served from a few megabytes of RAM. Payloads are only needed
+//! by `GetBundle`-style RPCs and by `ListBundles` for bundles without an image.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use prost::Message;
+
+use super::csv;
+use super::proto::api;
+use super::proto::cache::{self, Index};
+use crate::catalog::declcfg::Meta;
+use crate::catalog::model::{self, Model};
+use crate::catalog::property::{
+    Gvk, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_GVK, TYPE_GVK_REQUIRED, TYPE_PACKAGE,
+    TYPE_PACKAGE_REQUIRED,
+};
+
+/// Bumped whenever the index or payload encoding changes; old caches are then rebuilt.
+pub const FORMAT: u32 = 1;
+
+/// Why the store could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("decode {path}: {source}")]
+    Decode {
+        path: PathBuf,
+        source: prost::DecodeError,
+    },
+    #[error("{path}: {message}")]
+    Corrupt { path: PathBuf, message: String },
+}
+
+/// Converts the model to the index, appending payloads to `payloads` (offsets count from the
+/// writer's start). `others` are the blobs of custom schemas, served by the experimental API.
+pub fn build_index<W: Write>(
+    model: &Model,
+    others: &[Meta],
+    digest: &str,
+    payloads: &mut W,
+) -> std::io::Result<Index> {
+    let mut offset = 0u64;
+    let mut packages = Vec::new();
+    for p in model.packages() {
+        let names: Vec<&String> = p.bundles.keys().collect();
+        let position: HashMap<&str, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as u32))
+            .collect();
+        let mut bundles = Vec::with_capacity(names.len());
+        for b in p.bundles.values() {
+            let (base, mut payload) = convert_bundle(b, p);
+            if payload.object.len() == 1 && payload.object[0] == payload.csv_json {
+                payload.object.clear();
+                payload.object_is_csv = true;
+            }
+            let bytes = payload.encode_to_vec();
+            let (payload_offset, payload_length) =
+                if payload.csv_json.is_empty() && payload.object.is_empty() {
+                    (0, 0)
+                } else {
+                    payloads.write_all(&bytes)?;
+                    let at = offset;
+                    offset += bytes.len() as u64;
+                    (at, bytes.len() as u64)
+                };
+            bundles.push(cache::Bundle {
+                base: Some(base),
+                payload_offset,
+                payload_length,
+            });
+        }
+        let mut channels = Vec::new();
+        for c in p.channels.values() {
+            let entries: Vec<cache::Entry> = c
+                .entries
+                .iter()
+                .filter_map(|e| {
+                    Some(cache::Entry {
+                        bundle: *position.get(e.name.as_str())?,
+                        replaces: e.replaces.clone().unwrap_or_default(),
+                        skips: e.skips.clone(),
+                        skip_range: e
+                            .skip_range
+                            .as_ref()
+                            .map(|r| r.as_str().to_string())
+                            .unwrap_or_default(),
+                    })
+                })
+                .collect();
+            channels.push(cache::Channel {
+                name: c.name.clone(),
+                head: position.get(c.head().name.as_str()).copied().unwrap_or(0),
+                deprecation: deprecation(&c.deprecation),
+                entries,
+            });
+        }
+        let custom_blobs = others
+            .iter()
+            .filter(|o| o.package == p.name)
+            .map(|o| cache::CustomBlob {
+                schema: o.schema.clone(),
+                json: serde_json::to_string(&o.blob).unwrap_or_default(),
+            })
+            .collect();
+        packages.push(cache::Package {
+            name: p.name.clone(),
+            default_channel: p.default_channel.clone(),
+            deprecation: deprecation(&p.deprecation),
+            channels,
+            bundles,
+            custom_blobs,
+        });
+    }
+    Ok(Index {
+        format: FORMAT,
+        digest: digest.to_string(),
+        packages,
+    })
+}
+
+fn deprecation(message: &Option<String>) -> Option<api::Deprecation> {
+    message
+        .as_ref()
+        .map(|m| api::Deprecation { message: m.clone() })
+}
+
+/// The channel-independent `api.Bundle` (as opm's `ConvertModelBundleToAPIBundle` fills it) and
+/// its payload.
+fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache::Payload) {
+    let mut version = String::new();
+    let mut provided = Vec::new();
+    let mut required = Vec::new();
+    let mut dependencies = Vec::new();
+    let mut properties = Vec::new();
+    for prop in &b.properties {
+        match prop.ty.as_str() {
+            TYPE_PACKAGE => {
+                if let Some(v) = prop.value.get("version").and_then(|v| v.as_str()) {
+                    version = v.to_string();
+                }
+            }
+            TYPE_GVK => {
+                if let Ok(g) = serde_json::from_value::<Gvk>(prop.value.clone()) {
+                    provided.push(api_gvk(&g));
+                }
+            }
+            TYPE_GVK_REQUIRED => {
+                if let Ok(g) = serde_json::from_value::<Gvk>(prop.value.clone()) {
+                    required.push(api_gvk(&g));
+                    // OLM reads dependency values in the legacy registry shape.
+                    dependencies.push(api::Dependency {
+                        r#type: TYPE_GVK.to_string(),
+                        value: serde_json::json!({
+                            "group": g.group, "kind": g.kind, "version": g.version
+                        })
+                        .to_string(),
+                    });
+                }
+            }
+            TYPE_PACKAGE_REQUIRED => {
+                let name = prop.value.get("packageName").and_then(|v| v.as_str());
+                let range = prop.value.get("versionRange").and_then(|v| v.as_str());
+                if let (Some(name), Some(range)) = (name, range) {
+                    dependencies.push(api::Dependency {
+                        r#type: TYPE_PACKAGE.to_string(),
+                        value: serde_json::json!({"packageName": name, "version": range})
+                            .to_string(),
+                    });
+                }
+            }
+            _ => {}
+        }
+        // The two large properties are left out: clients copy properties into CSV
+        // annotations, and inlined manifests would blow etcd's object size limit.
+        if prop.ty != TYPE_BUNDLE_OBJECT && prop.ty != TYPE_CSV_METADATA {
+            properties.push(api::Property {
+                r#type: prop.ty.clone(),
+                value: prop.value_json(),
+            });
+        }
+    }
+    let mut objects = b.objects();
+    let mut csv_json = objects
+        .iter()
+        .find(|o| {
+            serde_json::from_str::<serde_json::Value>(o)
+                .ok()
+                .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+                .as_deref()
+                == Some("ClusterServiceVersion")
+        })
+        .cloned()
+        .unwrap_or_default();
+    if csv_json.is_empty()
+        && let Some(meta) = b.csv_metadata()
+    {
+        csv_json = csv::synthesize(b, p, &meta, &version);
+        if objects.is_empty() {
+            objects = vec![csv_json.clone()];
+        }
+    }
+    let base = api::Bundle {
+        csv_name: b.name.clone(),
+        package_name: b.package.clone(),
+        bundle_path: b.image.clone(),
+        provided_apis: provided,
+        required_apis: required,
+        version,
+        dependencies,
+        properties,
+        deprecation: deprecation(&b.deprecation),
+        ..Default::default()
+    };
+    (
+        base,
+        cache::Payload {
+            csv_json,
+            object: objects,
+            object_is_csv: false,
+        },
+    )
+}
+
+fn api_gvk(g: &Gvk) -> api::GroupVersionKind {
+    api::GroupVersionKind {
+        group: g.group.clone(),
+        version: g.version.clone(),
+        kind: g.kind.clone(),
+        plural: String::new(),
+    }
+}
+
+/// Where payloads are read from.
+#[derive(Debug)]
+enum Payloads {
+    File { file: File, path: PathBuf },
+    Memory(Vec<u8>),
+}
+
+/// A loaded catalog with the lookups the RPCs need.
+#[derive(Debug)]
+pub struct Store {
+    index: Index,
+    packages: HashMap<String, usize>,
+    /// Per package: channel name -> channel position, bundle name -> bundle position.
+    channels: Vec<HashMap<String, usize>>,
+    bundles: Vec<HashMap<String, usize>>,
+    /// Every (package, channel, entry) position in ListBundles order.
+    entries: Vec<(u32, u32, u32)>,
+    payloads: Payloads,
+}
+
+/// One channel entry, resolved.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryView<'a> {
+    pub package: &'a cache::Package,
+    pub channel: &'a cache::Channel,
+    pub entry: &'a cache::Entry,
+    pub bundle: &'a cache::Bundle,
+}
+
+impl<'a> EntryView<'a> {
+    pub fn bundle_name(&self) -> &'a str {
+        self.bundle
+            .base
+            .as_ref()
+            .map(|b| b.csv_name.as_str())
+            .unwrap_or_default()
+    }
+
+    pub fn provides(&self, group: &str, version: &str, kind: &str) -> bool {
+        self.bundle.base.as_ref().is_some_and(|b| {
+            b.provided_apis
+                .iter()
+                .any(|g| g.group == group && g.version == version && g.kind == kind)
+        })
+    }
+}
+
+impl Store {
+    /// Builds a store entirely in memory (tests, benchmarks, `--cache-dir` not wanted).
+    pub fn from_model(model: &Model, others: &[Meta]) -> Store {
+        let mut payloads = Vec::new();
+        // Writing to a Vec cannot fail.
+        let index = build_index(model, others, "", &mut payloads).unwrap_or_default();
+        Store::new(index, Payloads::Memory(payloads))
+    }
+
+    /// Opens a store from an index and its payload file.
+    pub fn open(index: Index, payload_path: &Path) -> Result<Store, StoreError> {
+        let file = File::open(payload_path).map_err(|source| StoreError::Io {
+            path: payload_path.to_path_buf(),
+            source,
+        })?;
+        let len = file
+            .metadata()
+            .map_err(|source| StoreError::Io {
+                path: payload_path.to_path_buf(),
+                source,
+            })?
+            .len();
+        for p in &index.packages {
+            for b in &p.bundles {
+                if b.payload_offset.saturating_add(b.payload_length) > len {
+                    return Err(StoreError::Corrupt {
+                        path: payload_path.to_path_buf(),
+                        message: format!(
+                            "bundle payload at {}+{} lies beyond the end of the file ({len} bytes)",
+                            b.payload_offset, b.payload_length
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(Store::new(
+            index,
+            Payloads::File {
+                file,
+                path: payload_path.to_path_buf(),
+            },
+        ))
+    }
+
+    fn new(index: Index, payloads: Payloads) -> Store {
+        let mut packages = HashMap::new();
+        let mut channels = Vec::new();
+        let mut bundles = Vec::new();
+        let mut entries = Vec::new();
+        for (pi, p) in index.packages.iter().enumerate() {
+            packages.insert(p.name.clone(), pi);
+            channels.push(
+                p.channels
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.name.clone(), i))
+                    .collect(),
+            );
+            bundles.push(
+                p.bundles
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| Some((b.base.as_ref()?.csv_name.clone(), i)))
+                    .collect(),
+            );
+            for (ci, c) in p.channels.iter().enumerate() {
+                for (ei, e) in c.entries.iter().enumerate() {
+                    if (e.bundle as usize) < p.bundles.len() {
+                        entries.push((pi as u32, ci as u32, ei as u32));
+                    }
+                }
+            }
+        }
+        Store {
+            index,
+            packages,
+            channels,
+            bundles,
+            entries,
+            payloads,
+        }
+    }
+
+    /// Packages sorted by name.
+    pub fn packages(&self) -> &[cache::Package] {
+        &self.index.packages
+    }
+
+    pub fn package(&self, name: &str) -> Option<&cache::Package> {
+        self.packages.get(name).map(|i| &self.index.packages[*i])
+    }
+
+    pub fn channel(&self, package: &str, channel: &str) -> Option<&cache::Channel> {
+        let pi = *self.packages.get(package)?;
+        let ci = *self.channels[pi].get(channel)?;
+        Some(&self.index.packages[pi].channels[ci])
+    }
+
+    /// The entry of `bundle` in `package`/`channel`.
+    pub fn entry(&self, package: &str, channel: &str, bundle: &str) -> Option<EntryView<'_>> {
+        let pi = *self.packages.get(package)?;
+        let p = &self.index.packages[pi];
+        let c = &p.channels[*self.channels[pi].get(channel)?];
+        let bi = *self.bundles[pi].get(bundle)?;
+        let entry = c.entries.iter().find(|e| e.bundle as usize == bi)?;
+        Some(EntryView {
+            package: p,
+            channel: c,
+            entry,
+            bundle: &p.bundles[bi],
+        })
+    }
+
+    /// The head entry of a channel.
+    pub fn head<'a>(
+        &'a self,
+        p: &'a cache::Package,
+        c: &'a cache::Channel,
+    ) -> Option<EntryView<'a>> {
+        let entry = c.entries.iter().find(|e| e.bundle == c.head)?;
+        Some(EntryView {
+            package: p,
+            channel: c,
+            entry,
+            bundle: p.bundles.get(c.head as usize)?,
+        })
+    }
+
+    /// The number of channel entries (= bundles ListBundles sends).
+    pub fn entry_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Entry `i` in ListBundles order.
+    pub fn entry_at(&self, i: usize) -> Option<EntryView<'_>> {
+        let (pi, ci, ei) = *self.entries.get(i)?;
+        let p = &self.index.packages[pi as usize];
+        let c = &p.channels[ci as usize];
+        let entry = &c.entries[ei as usize];
+        Some(EntryView {
+            package: p,
+            channel: c,
+            entry,
+            bundle: &p.bundles[entry.bundle as usize],
+        })
+    }
+
+    /// Every entry in ListBundles order.
+    pub fn entries(&self) -> impl Iterator<Item = EntryView<'_>> {
+        (0..self.entries.len()).filter_map(|i| self.entry_at(i))
+    }
+
+    /// Whether `bundle` (a name) is an entry of the channel.
+    pub fn channel_has(&self, p: &cache::Package, c: &cache::Channel, bundle: &str) -> bool {
+        c.entries.iter().any(|e| {
+            p.bundles
+                .get(e.bundle as usize)
+                .and_then(|b| b.base.as_ref())
+                .is_some_and(|b| b.csv_name == bundle)
+        })
+    }
+
+    /// The api.Bundle of an entry: channel fields set; `payload` decides whether csvJson and
+    /// object are filled (read from the payload file).
+    pub fn api_bundle(&self, e: &EntryView<'_>, payload: bool) -> Result<api::Bundle, StoreError> {
+        let mut b = e.bundle.base.clone().unwrap_or_default();
+        b.channel_name = e.channel.name.clone();
+        b.replaces = e.entry.replaces.clone();
+        b.skips = e.entry.skips.clone();
+        b.skip_range = e.entry.skip_range.clone();
+        if payload && e.bundle.payload_length > 0 {
+            let p = self.read_payload(e.bundle)?;
+            b.object = if p.object_is_csv {
+                vec![p.csv_json.clone()]
+            } else {
+                p.object
+            };
+            b.csv_json = p.csv_json;
+        }
+        Ok(b)
+    }
+
+    fn read_payload(&self, b: &cache::Bundle) -> Result<cache::Payload, StoreError> {
+        let start = b.payload_offset as usize;
+        let len = b.payload_length as usize;
+        match &self.payloads {
+            Payloads::Memory(bytes) => {
+                let slice = bytes.get(start..start.saturating_add(len)).ok_or_else(|| {
+                    StoreError::Corrupt {
+                        path: PathBuf::from("<memory>"),
+                        message: "payload out of range".into(),
+                    }
+                })?;
+                cache::Payload::decode(slice).map_err(|source| StoreError::Decode {
+                    path: PathBuf::from("<memory>"),
+                    source,
+                })
+            }
+            Payloads::File { file, path } => {
+                use std::os::unix::fs::FileExt;
+                let mut buf = vec![0u8; len];
+                file.read_exact_at(&mut buf, b.payload_offset)
+                    .map_err(|source| StoreError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
+                cache::Payload::decode(buf.as_slice()).map_err(|source| StoreError::Decode {
+                    path: path.clone(),
+                    source,
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! `olm catalog serve` and the `grpc_health_probe` multi-call mode, as processes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const OLM: &str = env!("CARGO_BIN_EXE_olm");
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/serve/catalog")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `olm` under the name `grpc_health_probe` (as the catalog image links it).
+fn probe_binary(dir: &Path) -> PathBuf {
+    let link = dir.join("grpc_health_probe");
+    std::os::unix::fs::symlink(OLM, &link).unwrap();
+    link
+}
+
+fn probe(bin: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(bin).args(args).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_serve(args: &[&str]) -> Server {
+    Server(
+        Command::new(OLM)
+            .args(["catalog", "serve"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn wait_serving(bin: &Path, port: u16) {
+    let addr = format!("-addr=127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (code, text) = probe(bin, &[&addr]);
+        if code == 0 {
+            assert!(text.contains("status: SERVING"), "{text}");
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "server never became ready: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn sigterm(child: &Child) {
+    let st = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+async fn list_packages(port: u16) -> Vec<String> {
+    use futures::StreamExt;
+    use olm_bundler::serve::proto::api::{ListPackageRequest, registry_client::RegistryClient};
+    let mut c = RegistryClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    c.list_packages(ListPackageRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .map(|p| p.unwrap().name)
+        .collect()
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prebuilt_cache_then_serve_probe_and_sigterm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = probe_binary(tmp.path());
+    let cache = tmp.path().join("cache");
+    let st = Command::new(OLM)
+        .args(["catalog", "serve"])
+        .arg(fixture())
+        .arg(format!("--cache-dir={}", cache.display()))
+        .arg("--cache-only")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(cache.join("olm-serve.v1/index.pb").is_file());
+
+    let port = free_port();
+    let port_s = port.to_string();
+    let mut srv = spawn_serve(&[
+        fixture().to_str().unwrap(),
+        "--host",
+        "127.0.0.1",
+        "-p",
+        &port_s,
+        &format!("--cache-dir={}", cache.display()),
+        "-t",
+        tmp.path().join("termination-log").to_str().unwrap(),
+    ]);
+    wait_serving(&bin, port);
+    let (code, _) = probe(
+        &bin,
+        &[&format!("-addr=127.0.0.1:{port}"), "-service", "Registry"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(list_packages(port).await, vec!["etcd".to_string()]);
+
+    sigterm(&srv.0);
+    let st = wait_exit(&mut srv.0);
+    assert!(st.success(), "{st}");
+    assert!(!tmp.path().join("termination-log").exists());
+    // Gone: the probe now reports a connection failure.
+    let (code, text) = probe(
+        &bin,
+        &[&format!("-addr=127.0.0.1:{port}"), "-connect-timeout=300ms"],
+    );
+    assert_eq!(code, 2, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serving_without_a_cache_dir_builds_a_temporary_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = probe_binary(tmp.path());
+    let port = free_port();
+    let port_s = port.to_string();
+    let mut srv = spawn_serve(&[
+        fixture().to_str().unwrap(),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port_s,
+    ]);
+    wait_serving(&bin, port);
+    assert_eq!(list_packages(port).await, vec!["etcd".to_string()]);
+    let temp = std::env::temp_dir().join(format!("olm-serve-cache-{}", srv.0.id()));
+    assert!(temp.is_dir());
+    sigterm(&srv.0);
+    assert!(wait_exit(&mut srv.0).success());
+    assert!(!temp.exists(), "temporary cache left behind");
+}
+
+#[test]
+fn stale_cache_is_fatal_and_written_to_the_termination_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = tmp.path().join("configs");
+    std::fs::create_dir(&cat).unwrap();
+    std::fs::copy(fixture().join("catalog.yaml"), cat.join("catalog.yaml")).unwrap();
+    let cache = tmp.path().join("cache");
+    let st = Command::new(OLM)
+        .args(["catalog", "serve"])
+        .arg(&cat)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .arg("--cache-only")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(cat.join("more.yaml"), "").unwrap();
+    let log = tmp.path().join("termination-log");
+    let out = Command::new(OLM)
+        .args(["catalog", "serve"])
+        .arg(&cat)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["--host", "127.0.0.1", "-p", "0", "-t"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("integrity check failed: cache requires rebuild"),
+        "{stderr}"
+    );
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(written.contains("integrity check failed"), "{written}");
+
+    // Without enforcement the cache is rebuilt instead (checked by --cache-only exiting 0 and
+    // the cache then matching).
+    let st = Command::new(OLM)
+        .args(["catalog", "serve"])
+        .arg(&cat)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .arg("--cache-only")
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn usage_errors() {
+    let out = Command::new(OLM)
+        .args(["catalog", "serve"])
+        .arg(fixture())
+        .args(["--cache-enforce-integrity", "-t", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--cache-dir must be specified with --cache-enforce-integrity")
+    );
+    let out = Command::new(OLM)
+        .args(["catalog", "serve", "/does/not/exist", "-t", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/does/not/exist"));
+}
+
+#[test]
+fn probe_exit_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = probe_binary(tmp.path());
+    let (code, text) = probe(&bin, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("-addr not specified"));
+    let (code, _) = probe(&bin, &["-addr=:1", "-nope"]);
+    assert_eq!(code, 1);
+    let port = free_port();
+    let (code, text) = probe(
+        &bin,
+        &[
+            &format!("-addr=127.0.0.1:{port}"),
+            "-connect-timeout",
+            "200ms",
+        ],
+    );
+    assert_eq!(code, 2, "{text}");
+    // Something listening that is not gRPC: the RPC fails.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { break };
+            use std::io::Write;
+            let _ = c.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    let (code, text) = probe(
+        &bin,
+        &[&format!("-addr=127.0.0.1:{port}"), "-rpc-timeout=500ms"],
+    );
+    assert!(code == 2 || code == 3, "{code} {text}");
+}
