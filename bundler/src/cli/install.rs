@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use kube::Client;
 use kube::config::{Config, KubeConfigOptions, Kubeconfig};
-use olm_bundler::deploy::flow::{self, FlowError, FlowOptions, Progress, StatusReport};
+use olm_bundler::deploy::flow::{self, FlowError, FlowOptions, Progress};
 use olm_bundler::deploy::objects::{
     Approval, CatalogSpec, InstallMode, InstallSpec, Targets, parse_go_duration,
 };
@@ -396,7 +396,7 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_writer_pretty(&mut out, &report)?;
             writeln!(out)?;
         }
-        OutputFormat::Table => out.write_all(status_table(&report).as_bytes())?,
+        OutputFormat::Table => out.write_all(report.table().as_bytes())?,
     }
     let healthy = report.csv.as_ref().is_some_and(|c| c.phase == "Succeeded");
     Ok(if healthy {
@@ -404,94 +404,4 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// `olm status` as aligned columns: one row per object of the install.
-pub fn status_table(r: &StatusReport) -> String {
-    let dash = |s: Option<&str>| s.filter(|s| !s.is_empty()).unwrap_or("-").to_string();
-    let mut rows: Vec<[String; 4]> = vec![[
-        "KIND".into(),
-        "NAME".into(),
-        "STATUS".into(),
-        "DETAIL".into(),
-    ]];
-    let s = &r.subscription;
-    rows.push([
-        "Subscription".into(),
-        s.name.clone(),
-        dash(s.state.as_deref()),
-        format!(
-            "channel {}, installed {}, current {}",
-            dash(s.channel.as_deref()),
-            dash(s.installed_csv.as_deref()),
-            dash(s.current_csv.as_deref())
-        ),
-    ]);
-    match &r.catalog_source {
-        Some(c) => rows.push([
-            "CatalogSource".into(),
-            c.name.clone(),
-            dash(c.state.as_deref()),
-            dash(c.image.as_deref()),
-        ]),
-        None => rows.push([
-            "CatalogSource".into(),
-            s.source.clone(),
-            "missing".into(),
-            "-".into(),
-        ]),
-    }
-    if let Some(p) = &r.install_plan {
-        rows.push([
-            "InstallPlan".into(),
-            p.name.clone(),
-            dash(Some(&p.phase)),
-            format!(
-                "{}{}",
-                p.approval,
-                if p.approval == "Manual" && !p.approved {
-                    " (not approved)"
-                } else {
-                    ""
-                }
-            ),
-        ]);
-    }
-    if let Some(c) = &r.csv {
-        rows.push([
-            "ClusterServiceVersion".into(),
-            c.name.clone(),
-            dash(Some(&c.phase)),
-            dash(c.message.as_deref()),
-        ]);
-    }
-    for d in &r.deployments {
-        rows.push([
-            "Deployment".into(),
-            d.name.clone(),
-            format!("{}/{} ready", d.ready, d.replicas),
-            format!("{} available", d.available),
-        ]);
-    }
-    let mut widths = [0usize; 3];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row.iter()) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in &rows {
-        for (i, cell) in row.iter().enumerate() {
-            if i < 3 {
-                out.push_str(&format!("{cell:<w$}  ", w = widths[i]));
-            } else {
-                out.push_str(cell);
-            }
-        }
-        out.push('\n');
-    }
-    for p in &s.problems {
-        out.push_str(&format!("problem: {p}\n"));
-    }
-    out
 }

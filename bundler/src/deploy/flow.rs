@@ -1103,3 +1103,96 @@ pub async fn status(
     }
     Ok(report)
 }
+
+impl StatusReport {
+    /// `olm status` as aligned columns: one row per object of the install.
+    pub fn table(&self) -> String {
+        let r = self;
+        let dash = |s: Option<&str>| s.filter(|s| !s.is_empty()).unwrap_or("-").to_string();
+        let mut rows: Vec<[String; 4]> = vec![[
+            "KIND".into(),
+            "NAME".into(),
+            "STATUS".into(),
+            "DETAIL".into(),
+        ]];
+        let s = &r.subscription;
+        rows.push([
+            "Subscription".into(),
+            s.name.clone(),
+            dash(s.state.as_deref()),
+            format!(
+                "channel {}, installed {}, current {}",
+                dash(s.channel.as_deref()),
+                dash(s.installed_csv.as_deref()),
+                dash(s.current_csv.as_deref())
+            ),
+        ]);
+        match &r.catalog_source {
+            Some(c) => rows.push([
+                "CatalogSource".into(),
+                c.name.clone(),
+                dash(c.state.as_deref()),
+                dash(c.image.as_deref()),
+            ]),
+            None => rows.push([
+                "CatalogSource".into(),
+                s.source.clone(),
+                "missing".into(),
+                "-".into(),
+            ]),
+        }
+        if let Some(p) = &r.install_plan {
+            rows.push([
+                "InstallPlan".into(),
+                p.name.clone(),
+                dash(Some(&p.phase)),
+                format!(
+                    "{}{}",
+                    p.approval,
+                    if p.approval == "Manual" && !p.approved {
+                        " (not approved)"
+                    } else {
+                        ""
+                    }
+                ),
+            ]);
+        }
+        if let Some(c) = &r.csv {
+            rows.push([
+                "ClusterServiceVersion".into(),
+                c.name.clone(),
+                dash(Some(&c.phase)),
+                dash(c.message.as_deref()),
+            ]);
+        }
+        for d in &r.deployments {
+            rows.push([
+                "Deployment".into(),
+                d.name.clone(),
+                format!("{}/{} ready", d.ready, d.replicas),
+                format!("{} available", d.available),
+            ]);
+        }
+        let mut widths = [0usize; 3];
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row.iter()) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for row in &rows {
+            for (i, cell) in row.iter().enumerate() {
+                if i < 3 {
+                    out.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+                } else {
+                    out.push_str(cell);
+                }
+            }
+            out.push('\n');
+        }
+        for p in &s.problems {
+            out.push_str(&format!("problem: {p}\n"));
+        }
+        out
+    }
+}
