@@ -343,7 +343,10 @@ fn olm_controller(cfg: Olm) -> Controller {
         }
         plan["status"]["phase"] = json!("Complete");
         let csv = csv_path(cfg.csv);
-        if !objs.contains_key(&csv) {
+        if objs.contains_key(&csv) {
+            return;
+        }
+        {
             let status = if cfg.csv_fails {
                 json!({"phase": "Failed", "reason": "InstallComponentFailed",
                 "message": "install strategy failed: deployment demo-operator not ready",
@@ -850,13 +853,13 @@ async fn uninstall_keeps_what_it_does_not_own_by_default() {
             "CatalogSource {NS}/demo-catalog (not created by olm)"
         )]
     );
-    let srv = server.lock().unwrap();
-    assert!(srv.objects.contains_key(&og_path("demo-og")));
-    assert!(
-        srv.objects.contains_key(
+    {
+        let srv = server.lock().unwrap();
+        assert!(srv.objects.contains_key(&og_path("demo-og")));
+        assert!(srv.objects.contains_key(
             "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.demo.test"
-        )
-    );
+        ));
+    }
 
     // Not installed: a clear error.
     let (client, _) = fake(true, Objects::new(), Box::new(|_| {}));
