@@ -8,13 +8,13 @@
 //! `E2E_STARTING_CSV`: a CSV that is not the channel head, so there is something to upgrade
 //! to (without it the upgrade step is skipped with a SKIP line).
 
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
-use kube::config::{Config, KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
 
 fn olm(args: &[&str]) -> Output {
@@ -46,11 +46,9 @@ async fn install_use_upgrade_uninstall_on_a_real_cluster() {
     let starting = std::env::var("E2E_STARTING_CSV").ok();
     let ns = format!("olm-e2e-{}", std::process::id());
 
-    let kc = Kubeconfig::read_from(&kubeconfig).expect("E2E_KUBECONFIG readable");
-    let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+    let client = olm_bundler::deploy::cluster::client(Some(Path::new(&kubeconfig)), None)
         .await
-        .expect("kubeconfig usable");
-    let client = kube::Client::try_from(config).expect("client");
+        .expect("E2E_KUBECONFIG usable");
 
     let common = ["--kubeconfig", kubeconfig.as_str(), "--timeout", "10m"];
     let mut install = vec![

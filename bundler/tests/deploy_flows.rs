@@ -1000,3 +1000,41 @@ async fn status_reports_every_object() {
     );
     assert!(lines.iter().any(|l| l.contains("1/1 ready")), "{table}");
 }
+
+/// Building an HTTPS client must not panic on rustls' provider choice (the binary links both
+/// ring and aws-lc-rs), and kubeconfig errors name the file.
+#[tokio::test]
+async fn kubeconfig_client_builds_and_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\n\
+         users:\n- name: u\n  user: {token: not-printed-secret}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n\
+         current-context: x\n",
+    )
+    .unwrap();
+    if let Err(e) = olm_bundler::deploy::cluster::client(Some(&kc), None).await {
+        panic!("client from kubeconfig: {e}");
+    }
+
+    let Err(err) = olm_bundler::deploy::cluster::client(Some(&kc), Some("missing")).await else {
+        panic!("a missing context must fail");
+    };
+    let err = err.to_string();
+    assert!(
+        err.contains("kubeconfig") && err.contains("unusable"),
+        "{err}"
+    );
+    assert!(!err.contains("not-printed-secret"), "{err}");
+
+    let gone = dir.path().join("nope");
+    let Err(err) = olm_bundler::deploy::cluster::client(Some(&gone), None).await else {
+        panic!("a missing kubeconfig must fail");
+    };
+    let err = err.to_string();
+    assert!(
+        err.starts_with(&format!("{}: cannot read kubeconfig", gone.display())),
+        "{err}"
+    );
+}

@@ -6,11 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use kube::Client;
-use kube::config::{Config, KubeConfigOptions, Kubeconfig};
 use olm_bundler::deploy::flow::{self, FlowError, FlowOptions, Progress};
 use olm_bundler::deploy::objects::{
     Approval, CatalogSpec, InstallMode, InstallSpec, Targets, parse_go_duration,
@@ -125,26 +123,11 @@ pub struct ClusterArgs {
 
 impl ClusterArgs {
     async fn client(&self) -> anyhow::Result<Client> {
-        let options = KubeConfigOptions {
-            context: self.context.clone(),
-            ..Default::default()
-        };
-        let config = match (&self.kubeconfig, &self.context) {
-            (Some(path), _) => {
-                let kc = Kubeconfig::read_from(path)
-                    .with_context(|| format!("{}: cannot read kubeconfig", path.display()))?;
-                Config::from_custom_kubeconfig(kc, &options)
-                    .await
-                    .with_context(|| format!("{}: unusable kubeconfig", path.display()))?
-            }
-            (None, Some(ctx)) => Config::from_kubeconfig(&options)
-                .await
-                .with_context(|| format!("kubeconfig context {ctx:?}"))?,
-            (None, None) => Config::infer()
-                .await
-                .context("no cluster configured: set KUBECONFIG or pass --kubeconfig")?,
-        };
-        Client::try_from(config).context("cannot create a Kubernetes client")
+        Ok(olm_bundler::deploy::cluster::client(
+            self.kubeconfig.as_deref(),
+            self.context.as_deref(),
+        )
+        .await?)
     }
 
     fn flow_options(&self) -> FlowOptions {

@@ -6,8 +6,10 @@
 //! - [`objects`]: pure builders of the desired objects from an [`objects::InstallSpec`].
 //! - [`generate`]: the checked-in `deploy/` tree (`olm deploy generate`).
 //! - [`wait`]: reusable polling waits with a deadline and a progress callback.
+//! - [`cluster`]: a kube client from the user's kubeconfig.
 //! - [`flow`]: install, upgrade, uninstall and status against the API server.
 
+pub mod cluster;
 pub mod flow;
 pub mod generate;
 pub mod objects;
