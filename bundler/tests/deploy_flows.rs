@@ -936,7 +936,7 @@ async fn upgrade_moves_to_the_next_csv_approving_its_plan() {
     .unwrap();
     assert_eq!(out.from, "demo.v1.0.0");
     assert_eq!(out.to, "demo.v2.0.0");
-    assert_eq!(out.install_plan, "install-v2");
+    assert_eq!(out.install_plan.as_deref(), Some("install-v2"));
     let srv = server.lock().unwrap();
     let patches: Vec<&(String, Value)> = srv
         .bodies
@@ -952,14 +952,34 @@ async fn upgrade_moves_to_the_next_csv_approving_its_plan() {
 }
 
 #[tokio::test]
-async fn upgrade_times_out_when_nothing_newer_resolves() {
+async fn upgrade_says_up_to_date_or_times_out_when_nothing_newer_resolves() {
+    // Nothing asked to change, OLM at latest: an immediate answer, no writes.
+    let (client, server) = fake(true, installed(), Box::new(|_| {}));
+    let out = flow::upgrade(
+        &client,
+        &UpgradeSpec {
+            package: "demo".into(),
+            namespace: NS.into(),
+            ..Default::default()
+        },
+        fast(100),
+        &mut Recorder::default(),
+    )
+    .await
+    .unwrap();
+    assert!(out.up_to_date());
+    assert_eq!(out.to, "demo.v1.0.0");
+    assert!(server.lock().unwrap().bodies.is_empty());
+
+    // A new catalog image that offers nothing newer: the deadline ends the wait, saying where.
     let (client, _) = fake(true, installed(), Box::new(|_| {}));
     let err = flow::upgrade(
         &client,
         &UpgradeSpec {
             package: "demo".into(),
             namespace: NS.into(),
-            ..Default::default()
+            catalog_image: Some("registry.test/demo-catalog:v1.0.1".into()),
+            channel: None,
         },
         fast(100),
         &mut Recorder::default(),

@@ -329,10 +329,16 @@ pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     let mut progress = CliProgress::new();
     match flow::upgrade(&client, &spec, args.cluster.flow_options(), &mut progress).await {
         Ok(out) => {
-            println!(
-                "Upgraded {} from {} to {} (InstallPlan {}).",
-                spec.package, out.from, out.to, out.install_plan
-            );
+            match &out.install_plan {
+                None => println!(
+                    "{} is at the latest version its catalog offers: {}.",
+                    spec.package, out.from
+                ),
+                Some(ip) => println!(
+                    "Upgraded {} from {} to {} (InstallPlan {ip}).",
+                    spec.package, out.from, out.to
+                ),
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => report_flow_error(&mut progress, e),

@@ -614,8 +614,16 @@ pub struct UpgradeSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UpgradeOutcome {
     pub from: String,
+    /// Equal to `from` when there was nothing to upgrade to.
     pub to: String,
-    pub install_plan: String,
+    /// The plan that installed `to`; `None` when already at the latest version.
+    pub install_plan: Option<String>,
+}
+
+impl UpgradeOutcome {
+    pub fn up_to_date(&self) -> bool {
+        self.install_plan.is_none()
+    }
 }
 
 /// Moves an installed package to the next version OLM resolves: optionally points its
@@ -654,6 +662,25 @@ pub async fn upgrade(
         })?;
     let cat_ns = sub.spec.source_namespace.clone();
     let cat_name = sub.spec.source.clone();
+
+    // Nothing to change and OLM says there is nothing newer: done, rather than wait out the
+    // timeout for a plan that will not come.
+    let st = sub.status.clone().unwrap_or_default();
+    let changes_requested = spec.catalog_image.is_some()
+        || spec
+            .channel
+            .as_ref()
+            .is_some_and(|c| sub.spec.channel.as_ref() != Some(c));
+    if !changes_requested
+        && st.state.as_deref() == Some("AtLatestKnown")
+        && st.current_csv.as_deref() == Some(from.as_str())
+    {
+        return Ok(UpgradeOutcome {
+            to: from.clone(),
+            from,
+            install_plan: None,
+        });
+    }
 
     if let Some(image) = &spec.catalog_image {
         objects::ImageRef::parse(image).map_err(|m| InvalidInput {
@@ -711,7 +738,7 @@ pub async fn upgrade(
     Ok(UpgradeOutcome {
         from,
         to,
-        install_plan,
+        install_plan: Some(install_plan),
     })
 }
 
