@@ -1,12 +1,125 @@
-//! `olm deploy ...`.
+//! `olm deploy ...`: the checked-in install manifests.
 
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use olm_bundler::deploy::generate::{self, GenerateOptions};
+
+use super::install::SpecArgs;
 
 #[derive(Debug, Subcommand)]
-pub enum DeployCommand {}
+pub enum DeployCommand {
+    /// Write <output>/olm (CatalogSource, OperatorGroup, Subscription, kustomization) and,
+    /// with --manifests, <output>/plain (the install without OLM).
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Catalog image the CatalogSource serves (overridable later through kustomize `images:`).
+    #[arg(long)]
+    pub catalog_image: String,
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// The operator's own manifests for the plain install: a directory of YAML files, or `-`
+    /// for a YAML stream on stdin (e.g. `<operator> manifests --include-namespace`).
+    #[arg(long)]
+    pub manifests: Option<String>,
+    /// Root of the generated tree.
+    #[arg(long, short, default_value = "deploy")]
+    pub output: PathBuf,
+    /// Write nothing; exit 1 listing the files that differ from what would be generated.
+    #[arg(long)]
+    pub check: bool,
+}
 
 pub async fn run(cmd: DeployCommand) -> anyhow::Result<ExitCode> {
-    match cmd {}
+    match cmd {
+        DeployCommand::Generate(args) => generate_cmd(args),
+    }
+}
+
+fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
+    let spec = args.spec.to_spec(&args.catalog_image)?;
+    let plain = match args.manifests.as_deref() {
+        None => None,
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("<stdin>: cannot read manifests")?;
+            Some(generate::parse_manifests("<stdin>", &text)?)
+        }
+        Some(dir) => Some(generate::load_manifests_dir(Path::new(dir))?),
+    };
+    let generated = generate::generate(&GenerateOptions { spec, plain })?;
+    let root = &args.output;
+    if args.check {
+        let stale = generated.tree.diff_against(root, &generated.owned_dirs);
+        if stale.is_empty() {
+            println!(
+                "{} is up to date ({} files)",
+                root.display(),
+                generated.tree.len()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!(
+            "{} is stale; re-run the command in {}/README.md without --check:",
+            root.display(),
+            root.display()
+        );
+        for rel in stale {
+            eprintln!("  {}", describe_difference(&generated.tree, root, &rel));
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    let changes = generated
+        .tree
+        .write(root, &generated.owned_dirs)
+        .context("writing the deploy tree")?;
+    for p in &changes.written {
+        println!("wrote {}", root.join(p).display());
+    }
+    for p in &changes.removed {
+        println!("removed {}", root.join(p).display());
+    }
+    println!(
+        "{}: {} written, {} removed, {} unchanged",
+        root.display(),
+        changes.written.len(),
+        changes.removed.len(),
+        changes.unchanged
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `missing x`, `extra x`, or `x: line N differs` (the first differing line).
+fn describe_difference(tree: &olm_bundler::fsx::FileTree, root: &Path, rel: &Path) -> String {
+    let shown = root.join(rel).display().to_string();
+    let Some(want) = tree.get(rel) else {
+        return format!("extra   {shown} (not generated any more)");
+    };
+    let Ok(have) = std::fs::read(root.join(rel)) else {
+        return format!("missing {shown}");
+    };
+    let want = String::from_utf8_lossy(want);
+    let have = String::from_utf8_lossy(&have);
+    let mut w = want.lines();
+    let mut h = have.lines();
+    let mut line = 1;
+    loop {
+        match (w.next(), h.next()) {
+            (Some(a), Some(b)) if a == b => line += 1,
+            (Some(a), Some(b)) => {
+                return format!("differs {shown}:{line}: have {b:?}, want {a:?}");
+            }
+            (Some(a), None) => return format!("differs {shown}:{line}: missing line {a:?}"),
+            (None, Some(b)) => return format!("differs {shown}:{line}: extra line {b:?}"),
+            (None, None) => return format!("differs {shown} (line endings)"),
+        }
+    }
 }

@@ -12,6 +12,7 @@ mod bundle;
 mod catalog;
 mod deploy;
 mod image;
+mod install;
 mod serve;
 
 #[derive(Debug, Parser)]
@@ -44,6 +45,14 @@ pub enum Command {
     /// Install manifests for OLM and for plain clusters.
     #[command(subcommand)]
     Deploy(deploy::DeployCommand),
+    /// Install a package from a catalog image through a Subscription, and wait for it.
+    Install(install::InstallArgs),
+    /// Move an installed package to the next version its Subscription resolves.
+    Upgrade(install::UpgradeArgs),
+    /// Remove what `olm install` created, in order, waiting for each deletion.
+    Uninstall(install::UninstallArgs),
+    /// Show the Subscription, InstallPlan, CSV and Deployments of an installed package.
+    Status(install::StatusArgs),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -52,6 +61,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Image(c) => image::run(c).await,
         Command::Catalog(c) => catalog::run(c).await,
         Command::Deploy(c) => deploy::run(c).await,
+        Command::Install(a) => install::install(a).await,
+        Command::Upgrade(a) => install::upgrade(a).await,
+        Command::Uninstall(a) => install::uninstall(a).await,
+        Command::Status(a) => install::status(a).await,
     }
 }
 

@@ -1,1 +1,17 @@
 //! Getting an operator onto a cluster: OLM install manifests and the install flows.
+//!
+//! Split so the decisions are testable without a cluster:
+//! - [`types`]: the OLM API objects (CatalogSource, OperatorGroup, Subscription, InstallPlan,
+//!   ClusterServiceVersion) as typed kube resources.
+//! - [`objects`]: pure builders of the desired objects from an [`objects::InstallSpec`].
+//! - [`generate`]: the checked-in `deploy/` tree (`olm deploy generate`).
+//! - [`wait`]: reusable polling waits with a deadline and a progress callback.
+//! - [`cluster`]: a kube client from the user's kubeconfig.
+//! - [`flow`]: install, upgrade, uninstall and status against the API server.
+
+pub mod cluster;
+pub mod flow;
+pub mod generate;
+pub mod objects;
+pub mod types;
+pub mod wait;

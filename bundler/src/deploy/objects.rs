@@ -1,0 +1,551 @@
+//! Pure builders for the OLM objects an install needs. Both `olm deploy generate` (files) and
+//! `olm install` (API calls) start from these, so what CI checks in is what the CLI creates.
+
+use std::fmt;
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use super::types::{
+    CatalogSource, CatalogSourceSpec, GrpcPodConfig, OperatorGroup, OperatorGroupSpec,
+    RegistryPoll, Subscription, SubscriptionSpec, UpdateStrategy, managed_labels,
+};
+
+/// A value given by the user that cannot be used, naming the flag or field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct InvalidInput {
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> InvalidInput {
+    InvalidInput {
+        field,
+        message: message.into(),
+    }
+}
+
+/// Which namespaces the operator watches, as an OperatorGroup expresses it (the CSV's
+/// `installModes` names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InstallMode {
+    /// Only the namespace the operator runs in.
+    #[default]
+    OwnNamespace,
+    /// One other namespace.
+    SingleNamespace,
+    /// A list of namespaces.
+    MultiNamespace,
+    /// The whole cluster.
+    AllNamespaces,
+}
+
+impl InstallMode {
+    /// Parses the CLI spelling (`own`, `single`, `multi`, `all`) or the CSV spelling.
+    pub fn parse(s: &str) -> Result<Self, InvalidInput> {
+        match s.to_ascii_lowercase().as_str() {
+            "own" | "ownnamespace" => Ok(Self::OwnNamespace),
+            "single" | "singlenamespace" => Ok(Self::SingleNamespace),
+            "multi" | "multinamespace" => Ok(Self::MultiNamespace),
+            "all" | "allnamespaces" => Ok(Self::AllNamespaces),
+            _ => Err(invalid(
+                "--install-mode",
+                format!("{s:?} is not one of own, single, multi, all"),
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OwnNamespace => "OwnNamespace",
+            Self::SingleNamespace => "SingleNamespace",
+            Self::MultiNamespace => "MultiNamespace",
+            Self::AllNamespaces => "AllNamespaces",
+        }
+    }
+}
+
+impl fmt::Display for InstallMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Target namespaces resolved from an install mode: `None` is AllNamespaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Targets(Option<Vec<String>>);
+
+impl Targets {
+    /// Checks the targets fit the mode: own = the install namespace, single = exactly one,
+    /// multi = one or more, all = none given.
+    pub fn resolve(
+        mode: InstallMode,
+        namespace: &str,
+        targets: &[String],
+    ) -> Result<Self, InvalidInput> {
+        for t in targets {
+            check_dns_label("--target-namespaces", t)?;
+        }
+        let mut list: Vec<String> = targets.to_vec();
+        list.sort();
+        list.dedup();
+        match mode {
+            InstallMode::OwnNamespace => {
+                if !(list.is_empty() || list == [namespace]) {
+                    return Err(invalid(
+                        "--target-namespaces",
+                        format!("OwnNamespace targets the install namespace {namespace:?} only"),
+                    ));
+                }
+                Ok(Self(Some(vec![namespace.to_string()])))
+            }
+            InstallMode::SingleNamespace => match list.as_slice() {
+                [one] => Ok(Self(Some(vec![one.clone()]))),
+                _ => Err(invalid(
+                    "--target-namespaces",
+                    "SingleNamespace needs exactly one target namespace",
+                )),
+            },
+            InstallMode::MultiNamespace => {
+                if list.is_empty() {
+                    Err(invalid(
+                        "--target-namespaces",
+                        "MultiNamespace needs one or more target namespaces",
+                    ))
+                } else {
+                    Ok(Self(Some(list)))
+                }
+            }
+            InstallMode::AllNamespaces => {
+                if list.is_empty() {
+                    Ok(Self(None))
+                } else {
+                    Err(invalid(
+                        "--target-namespaces",
+                        "AllNamespaces takes no target namespaces",
+                    ))
+                }
+            }
+        }
+    }
+
+    /// `spec.targetNamespaces` as OLM wants it.
+    pub fn namespaces(&self) -> Option<&[String]> {
+        self.0.as_deref()
+    }
+
+    /// Whether an existing OperatorGroup spec selects exactly these namespaces.
+    pub fn matches(&self, spec: &OperatorGroupSpec) -> bool {
+        if spec.selector.is_some() {
+            return false;
+        }
+        let mut have: Vec<String> = spec.target_namespaces.clone().unwrap_or_default();
+        have.retain(|n| !n.is_empty());
+        have.sort();
+        have.dedup();
+        match &self.0 {
+            None => have.is_empty(),
+            Some(want) => &have == want,
+        }
+    }
+}
+
+/// `installPlanApproval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Approval {
+    #[default]
+    Automatic,
+    Manual,
+}
+
+impl Approval {
+    pub fn parse(s: &str) -> Result<Self, InvalidInput> {
+        match s.to_ascii_lowercase().as_str() {
+            "automatic" => Ok(Self::Automatic),
+            "manual" => Ok(Self::Manual),
+            _ => Err(invalid(
+                "--approval",
+                format!("{s:?} is not Automatic or Manual"),
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Automatic => "Automatic",
+            Self::Manual => "Manual",
+        }
+    }
+}
+
+/// Everything that decides the three OLM objects of an install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallSpec {
+    /// OLM package name (the Subscription's `spec.name`).
+    pub package: String,
+    /// Namespace of the CatalogSource, OperatorGroup and Subscription.
+    pub namespace: String,
+    /// Channel; `None` lets OLM use the package's default channel.
+    pub channel: Option<String>,
+    pub starting_csv: Option<String>,
+    pub approval: Approval,
+    pub mode: InstallMode,
+    pub targets: Targets,
+    pub catalog: CatalogSpec,
+    /// Name of the OperatorGroup we create when the namespace has none.
+    pub operator_group_name: String,
+}
+
+/// The CatalogSource of an install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogSpec {
+    pub name: String,
+    pub image: String,
+    pub display_name: String,
+    pub publisher: Option<String>,
+    /// Go duration for `updateStrategy.registryPoll.interval`; `None` disables polling.
+    pub poll_interval: Option<String>,
+}
+
+impl InstallSpec {
+    /// Checks names and values the API server would reject later with a less clear message.
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        check_dns_label("--namespace", &self.namespace)?;
+        check_dns_subdomain("--package", &self.package)?;
+        check_dns_subdomain("--catalog-name", &self.catalog.name)?;
+        check_dns_subdomain("operator group name", &self.operator_group_name)?;
+        if let Some(c) = &self.channel
+            && c.trim().is_empty()
+        {
+            return Err(invalid("--channel", "must not be empty"));
+        }
+        ImageRef::parse(&self.catalog.image).map_err(|m| invalid("--catalog-image", m))?;
+        if let Some(i) = &self.catalog.poll_interval {
+            check_go_duration(i).map_err(|m| invalid("--poll-interval", m))?;
+        }
+        Ok(())
+    }
+}
+
+fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_string()),
+        namespace: namespace.map(str::to_string),
+        labels: Some(managed_labels()),
+        ..Default::default()
+    }
+}
+
+/// The install namespace.
+pub fn namespace(spec: &InstallSpec) -> Namespace {
+    Namespace {
+        metadata: meta(&spec.namespace, None),
+        ..Default::default()
+    }
+}
+
+/// A grpc CatalogSource serving the catalog image, polled for updates, whose pod runs under
+/// Pod Security `restricted` (catalog images built by opm >= 1.26 or by us support it).
+pub fn catalog_source(spec: &InstallSpec) -> CatalogSource {
+    let c = &spec.catalog;
+    let mut cs = CatalogSource::new(
+        &c.name,
+        CatalogSourceSpec {
+            source_type: "grpc".into(),
+            image: Some(c.image.clone()),
+            display_name: Some(c.display_name.clone()),
+            publisher: c.publisher.clone(),
+            update_strategy: c.poll_interval.as_ref().map(|i| UpdateStrategy {
+                registry_poll: Some(RegistryPoll {
+                    interval: Some(i.clone()),
+                }),
+            }),
+            grpc_pod_config: Some(GrpcPodConfig {
+                security_context_config: Some("restricted".into()),
+            }),
+            ..Default::default()
+        },
+    );
+    cs.metadata = meta(&c.name, Some(&spec.namespace));
+    cs
+}
+
+/// The OperatorGroup fitting the install mode.
+pub fn operator_group(spec: &InstallSpec) -> OperatorGroup {
+    let mut og = OperatorGroup::new(
+        &spec.operator_group_name,
+        OperatorGroupSpec {
+            target_namespaces: spec.targets.namespaces().map(<[String]>::to_vec),
+            ..Default::default()
+        },
+    );
+    og.metadata = meta(&spec.operator_group_name, Some(&spec.namespace));
+    og
+}
+
+/// The Subscription to the package from our CatalogSource.
+pub fn subscription(spec: &InstallSpec) -> Subscription {
+    let mut sub = Subscription::new(
+        &spec.package,
+        SubscriptionSpec {
+            name: spec.package.clone(),
+            source: spec.catalog.name.clone(),
+            source_namespace: spec.namespace.clone(),
+            channel: spec.channel.clone(),
+            install_plan_approval: Some(spec.approval.as_str().into()),
+            starting_csv: spec.starting_csv.clone(),
+            config: None,
+        },
+    );
+    sub.metadata = meta(&spec.package, Some(&spec.namespace));
+    sub
+}
+
+/// An image reference split the way kustomize's `images:` transformer matches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRef {
+    /// Everything before the tag or digest (`registry/path/name`).
+    pub name: String,
+    pub tag: Option<String>,
+    pub digest: Option<String>,
+}
+
+impl ImageRef {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!("{s:?} is not an image reference"));
+        }
+        let (rest, digest) = match s.split_once('@') {
+            Some((r, d)) => {
+                let ok = d.split_once(':').is_some_and(|(alg, hex)| {
+                    !alg.is_empty() && hex.len() >= 32 && hex.chars().all(|c| c.is_ascii_hexdigit())
+                });
+                if !ok {
+                    return Err(format!("{s:?}: digest {d:?} is not <algorithm>:<hex>"));
+                }
+                (r, Some(d.to_string()))
+            }
+            None => (s, None),
+        };
+        let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+        let (name, tag) = match rest[last_slash..].rfind(':') {
+            Some(i) => {
+                let at = last_slash + i;
+                (&rest[..at], Some(rest[at + 1..].to_string()))
+            }
+            None => (rest, None),
+        };
+        if name.is_empty() || name.ends_with('/') || name.starts_with('/') {
+            return Err(format!("{s:?} has no repository name"));
+        }
+        if name.chars().any(|c| c.is_ascii_uppercase()) && !name.contains('/') {
+            return Err(format!("{s:?}: repository names are lowercase"));
+        }
+        if let Some(t) = &tag
+            && (t.is_empty()
+                || t.len() > 128
+                || !t
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+        {
+            return Err(format!("{s:?}: tag {t:?} is not valid"));
+        }
+        Ok(Self {
+            name: name.to_string(),
+            tag,
+            digest,
+        })
+    }
+}
+
+/// Checks a Go `time.ParseDuration` string the way OLM reads `registryPoll.interval`: a
+/// sequence of decimal numbers with units ns, us, µs, ms, s, m, h (OLM silently falls back to 15m
+/// on a bad value, so we refuse it up front).
+pub fn check_go_duration(s: &str) -> Result<(), String> {
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    parse_go_duration(body).map(|_| ())
+}
+
+/// Parses a non-negative Go duration (`5m`, `1h30m`, `1.5s`, `0`) into a [`Duration`]; the
+/// same syntax as `--timeout` flags of kubectl and operator-sdk.
+pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, String> {
+    let bad = || format!("{s:?} is not a Go duration such as 10m, 1h30m or 45s");
+    if s.is_empty() {
+        return Err(bad());
+    }
+    if s == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    let mut rest = s;
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let num = &rest[..num_len];
+        if num.is_empty() || num == "." || num.matches('.').count() > 1 {
+            return Err(bad());
+        }
+        let value: f64 = num.parse().map_err(|_| bad())?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(bad()),
+        };
+        total += value * scale;
+        rest = &rest[unit_len..];
+    }
+    std::time::Duration::try_from_secs_f64(total).map_err(|_| bad())
+}
+
+/// RFC 1123 label (namespace names).
+pub fn check_dns_label(field: &'static str, s: &str) -> Result<(), InvalidInput> {
+    let ok = !s.is_empty()
+        && s.len() <= 63
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !s.starts_with('-')
+        && !s.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("{s:?} is not a valid name (lowercase letters, digits and '-', at most 63)"),
+        ))
+    }
+}
+
+/// RFC 1123 subdomain (names of most objects).
+pub fn check_dns_subdomain(field: &'static str, s: &str) -> Result<(), InvalidInput> {
+    let ok = !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("{s:?} is not a valid object name (lowercase RFC 1123 subdomain)"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(mode: InstallMode, targets: &[&str]) -> Result<InstallSpec, InvalidInput> {
+        let targets: Vec<String> = targets.iter().map(|s| s.to_string()).collect();
+        Ok(InstallSpec {
+            package: "pkg".into(),
+            namespace: "ns".into(),
+            channel: Some("stable".into()),
+            starting_csv: None,
+            approval: Approval::Automatic,
+            mode,
+            targets: Targets::resolve(mode, "ns", &targets)?,
+            catalog: CatalogSpec {
+                name: "pkg-catalog".into(),
+                image: "quay.io/x/cat:v1".into(),
+                display_name: "Cat".into(),
+                publisher: None,
+                poll_interval: Some("10m".into()),
+            },
+            operator_group_name: "pkg-og".into(),
+        })
+    }
+
+    #[test]
+    fn install_modes_map_to_target_namespaces() {
+        let og = operator_group(&spec(InstallMode::OwnNamespace, &[]).unwrap());
+        assert_eq!(og.spec.target_namespaces, Some(vec!["ns".to_string()]));
+        let og = operator_group(&spec(InstallMode::AllNamespaces, &[]).unwrap());
+        assert_eq!(og.spec.target_namespaces, None);
+        let og = operator_group(&spec(InstallMode::MultiNamespace, &["b", "a", "b"]).unwrap());
+        assert_eq!(
+            og.spec.target_namespaces,
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
+        assert!(spec(InstallMode::SingleNamespace, &[]).is_err());
+        assert!(spec(InstallMode::AllNamespaces, &["a"]).is_err());
+        assert!(spec(InstallMode::OwnNamespace, &["other"]).is_err());
+    }
+
+    #[test]
+    fn targets_match_existing_groups() {
+        let all = Targets::resolve(InstallMode::AllNamespaces, "ns", &[]).unwrap();
+        assert!(all.matches(&OperatorGroupSpec::default()));
+        assert!(all.matches(&OperatorGroupSpec {
+            target_namespaces: Some(vec!["".into()]),
+            ..Default::default()
+        }));
+        let own = Targets::resolve(InstallMode::OwnNamespace, "ns", &[]).unwrap();
+        assert!(!own.matches(&OperatorGroupSpec::default()));
+        assert!(own.matches(&OperatorGroupSpec {
+            target_namespaces: Some(vec!["ns".into()]),
+            ..Default::default()
+        }));
+    }
+
+    #[test]
+    fn image_refs_split_like_kustomize() {
+        let r = ImageRef::parse("localhost:5000/a/b:v1").unwrap();
+        assert_eq!(
+            (r.name.as_str(), r.tag.as_deref()),
+            ("localhost:5000/a/b", Some("v1"))
+        );
+        let r = ImageRef::parse("localhost:5000/a/b").unwrap();
+        assert_eq!((r.name.as_str(), r.tag), ("localhost:5000/a/b", None));
+        let d = format!("sha256:{}", "a".repeat(64));
+        let r = ImageRef::parse(&format!("q.io/x@{d}")).unwrap();
+        assert_eq!(r.digest.as_deref(), Some(d.as_str()));
+        assert!(ImageRef::parse("q.io/x@sha256:zz").is_err());
+        assert!(ImageRef::parse("q.io/x:").is_err());
+        assert!(ImageRef::parse("").is_err());
+    }
+
+    #[test]
+    fn go_durations() {
+        for ok in ["10m", "1h30m", "45s", "1.5h", "0", "300ms"] {
+            assert!(check_go_duration(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "10", "m", "10 m", "1d", "1..5h"] {
+            assert!(check_go_duration(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_go_duration("1m30s").unwrap(),
+            std::time::Duration::from_secs(90)
+        );
+        assert_eq!(
+            parse_go_duration("1.5h").unwrap(),
+            std::time::Duration::from_secs(5400)
+        );
+    }
+
+    #[test]
+    fn validation_names_the_flag() {
+        let mut s = spec(InstallMode::OwnNamespace, &[]).unwrap();
+        s.namespace = "Bad_NS".into();
+        assert_eq!(s.validate().unwrap_err().field, "--namespace");
+        let mut s = spec(InstallMode::OwnNamespace, &[]).unwrap();
+        s.catalog.poll_interval = Some("1d".into());
+        assert_eq!(s.validate().unwrap_err().field, "--poll-interval");
+    }
+}

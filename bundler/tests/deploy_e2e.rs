@@ -1,0 +1,134 @@
+//! End to end against a real cluster with OLM, through the `olm` binary: install the
+//! reverse-words operator from a catalog image, create a ReverseWordsApp and see the operator
+//! act on it, upgrade to the next version in the channel, check `olm status`, uninstall.
+//!
+//! Runs only when `E2E_KUBECONFIG` names a kubeconfig of a cluster with OLM installed and
+//! `E2E_CATALOG_IMAGE` a catalog image the cluster can pull; prints a SKIP line otherwise.
+//! Optional: `E2E_PACKAGE` (reverse-words-operator), `E2E_CHANNEL` (stable) and
+//! `E2E_STARTING_CSV`: a CSV that is not the channel head, so there is something to upgrade
+//! to (without it the upgrade step is skipped with a SKIP line).
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use serde_json::{Value, json};
+
+fn olm(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(args)
+        .output()
+        .expect("run olm");
+    eprintln!(
+        "$ olm {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+#[tokio::test]
+async fn install_use_upgrade_uninstall_on_a_real_cluster() {
+    let Ok(kubeconfig) = std::env::var("E2E_KUBECONFIG") else {
+        println!("SKIP: E2E_KUBECONFIG not set; no cluster with OLM to install into");
+        return;
+    };
+    let Ok(catalog) = std::env::var("E2E_CATALOG_IMAGE") else {
+        println!("SKIP: E2E_CATALOG_IMAGE not set; no catalog image to install from");
+        return;
+    };
+    let package = std::env::var("E2E_PACKAGE").unwrap_or_else(|_| "reverse-words-operator".into());
+    let channel = std::env::var("E2E_CHANNEL").unwrap_or_else(|_| "stable".into());
+    let starting = std::env::var("E2E_STARTING_CSV").ok();
+    let ns = format!("olm-e2e-{}", std::process::id());
+
+    let client = olm_bundler::deploy::cluster::client(Some(Path::new(&kubeconfig)), None)
+        .await
+        .expect("E2E_KUBECONFIG usable");
+
+    let common = ["--kubeconfig", kubeconfig.as_str(), "--timeout", "10m"];
+    let mut install = vec![
+        "install",
+        "--catalog",
+        catalog.as_str(),
+        "--package",
+        package.as_str(),
+        "--channel",
+        channel.as_str(),
+        "--namespace",
+        ns.as_str(),
+    ];
+    if let Some(csv) = &starting {
+        // Pin the first version: Manual approval keeps OLM from upgrading on its own.
+        install.extend(["--starting-csv", csv, "--approval", "Manual", "--approve"]);
+    }
+    install.extend(common);
+    assert!(olm(&install).status.success(), "install");
+
+    // The operator reconciles a ReverseWordsApp into a Deployment named dp-<name>.
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "apps.linuxera.org",
+        "v1alpha1",
+        "ReverseWordsApp",
+    ));
+    let apps: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &ar);
+    let cr: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apps.linuxera.org/v1alpha1", "kind": "ReverseWordsApp",
+        "metadata": {"name": "e2e", "namespace": ns}, "spec": {"replicas": 1}
+    }))
+    .unwrap();
+    apps.create(&PostParams::default(), &cr)
+        .await
+        .expect("create ReverseWordsApp");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let start = Instant::now();
+    loop {
+        if deployments.get_opt("dp-e2e").await.unwrap().is_some() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(180),
+            "the operator did not create Deployment dp-e2e within 3m"
+        );
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    }
+
+    let mut status_args = vec!["status", package.as_str(), "-n", ns.as_str(), "-o", "json"];
+    status_args.extend(["--kubeconfig", kubeconfig.as_str()]);
+    if let Some(first) = &starting {
+        let mut up = vec!["upgrade", package.as_str(), "-n", ns.as_str()];
+        up.extend(common);
+        assert!(olm(&up).status.success(), "upgrade");
+        let st = olm(&status_args);
+        assert!(st.status.success(), "status after upgrade");
+        let report: Value = serde_json::from_slice(&st.stdout).expect("status JSON");
+        assert_eq!(report["csv"]["phase"], "Succeeded");
+        assert_ne!(report["subscription"]["installedCSV"], json!(first));
+    } else {
+        println!("SKIP: E2E_STARTING_CSV not set; upgrade step not run");
+        assert!(olm(&status_args).status.success(), "status");
+    }
+
+    apps.delete("e2e", &DeleteParams::default())
+        .await
+        .expect("delete ReverseWordsApp");
+    let mut un = vec![
+        "uninstall",
+        package.as_str(),
+        "-n",
+        ns.as_str(),
+        "--delete-crds",
+        "--delete-operator-group",
+    ];
+    un.extend(common);
+    assert!(olm(&un).status.success(), "uninstall");
+    let st = olm(&status_args);
+    assert_eq!(st.status.code(), Some(1), "status after uninstall");
+
+    let namespaces: Api<Namespace> = Api::all(client);
+    let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
+}
