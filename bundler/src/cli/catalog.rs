@@ -50,7 +50,7 @@ pub struct SynthArgs {
 
 pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        CatalogCommand::Render(a) => render_cmd(a),
+        CatalogCommand::Render(a) => render_cmd(a).await,
         CatalogCommand::Template(a) => template_cmd(a),
         CatalogCommand::Validate(a) => validate_cmd(a),
         CatalogCommand::Graph(a) => graph_cmd(a),
@@ -100,9 +100,12 @@ impl FormArgs {
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
-    /// Bundle directories, catalog directories or files (image references need the registry).
+    /// Bundle directories, catalog directories or files, and bundle or catalog images
+    /// (`oci:<dir>[:tag]` or registry references), like `opm render`.
     #[arg(required = true)]
     pub refs: Vec<String>,
+    #[command(flatten)]
+    pub registry: super::image::RegistryArgs,
     #[arg(short, long, value_enum, default_value = "json")]
     pub output: FbcFormat,
     /// The bundle image reference to record for a single bundle directory.
@@ -262,7 +265,43 @@ fn fbc_text(cfg: &DeclarativeConfig, format: FbcFormat) -> anyhow::Result<String
     })
 }
 
-fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
+/// Pulls a bundle or catalog image and renders it: a catalog image's FBC lives where its
+/// `operators.operatorframework.io.index.configs.v1` label points; a bundle image is rendered
+/// with its reference recorded as the bundle's `image`, as opm does.
+async fn render_image(
+    reference: &str,
+    form: Form,
+    registry: &super::image::RegistryArgs,
+) -> anyhow::Result<DeclarativeConfig> {
+    use anyhow::Context as _;
+    let opts = registry.options()?;
+    let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
+    let pulled = olm_bundler::image::transfer::pull_to_dir(reference, dir.path(), &opts)
+        .await
+        .with_context(|| format!("cannot pull {reference}"))?;
+    let labels = &pulled.config.config.labels;
+    if let Some(configs) = labels.get(olm_bundler::image::catalog::CONFIGS_LABEL) {
+        let root = pulled.rootfs.join(configs.trim_start_matches('/'));
+        return Ok(render::render_ref(&root.to_string_lossy(), form)
+            .with_context(|| format!("{reference}: rendering its catalog at {configs}"))?);
+    }
+    if pulled.rootfs.join("manifests").is_dir() && pulled.rootfs.join("metadata").is_dir() {
+        let mut cfg = DeclarativeConfig::default();
+        cfg.bundles
+            .push(render::render_bundle_dir(&pulled.rootfs, reference, form)?);
+        return Ok(cfg);
+    }
+    anyhow::bail!(
+        "{reference}: neither a catalog image (no {} label) nor a bundle image (no manifests/ and metadata/)",
+        olm_bundler::image::catalog::CONFIGS_LABEL
+    )
+}
+
+fn is_image_ref(r: &str) -> bool {
+    r.starts_with("oci:") || (!Path::new(r).exists() && (r.contains('/') || r.contains('@')))
+}
+
+async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
     let form = a.form.form();
     if a.image.is_some() && a.refs.len() != 1 {
         anyhow::bail!("--image applies to a single bundle directory");
@@ -275,6 +314,8 @@ fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
                 anyhow::bail!("{r}: --image applies to a bundle directory");
             }
             cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
+        } else if is_image_ref(r) {
+            cfg.merge(render_image(r, form, &a.registry).await?);
         } else {
             cfg.merge(render::render_ref(r, form)?);
         }
