@@ -310,7 +310,13 @@ fn catalog_image_serves_configs_with_olm() {
     assert_eq!(info["Labels"]["team"], "olm");
     assert_eq!(
         cfg["Entrypoint"],
-        serde_json::json!(["/bin/olm", "catalog", "serve", "/configs"])
+        serde_json::json!([
+            "/bin/olm",
+            "catalog",
+            "serve",
+            "/configs",
+            "--cache-dir=/tmp/cache"
+        ])
     );
     assert!(cfg["ExposedPorts"]["50051/tcp"].is_object());
 

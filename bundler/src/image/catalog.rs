@@ -15,6 +15,8 @@ pub const CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1
 pub const CONFIGS_DIR: &str = "/configs";
 /// The gRPC port `olm catalog serve` listens on (as `opm serve` does).
 pub const GRPC_PORT: &str = "50051/tcp";
+/// Where the pre-built serve cache lives in the image (opm's images use the same path).
+pub const CACHE_DIR: &str = "/tmp/cache";
 
 /// Everything that decides the catalog image's bytes.
 #[derive(Debug, Clone)]
@@ -75,13 +77,39 @@ impl CatalogImage {
         let mut configs = LayerBuilder::new(self.created);
         configs.tree(&self.catalog_dir, CONFIGS_DIR, Owner::Root)?;
         let configs = configs.finish()?;
+        // Pre-build the serve cache (what opm's `RUN serve --cache-only` step does): catalog
+        // pods then start from it without parsing YAML, and an invalid catalog fails the build.
+        let scratch = tempfile::tempdir().map_err(|source| BuildError::Read {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        let cache_dir = scratch.path().join("cache");
+        crate::serve::cache::build_cache(&self.catalog_dir, &cache_dir).map_err(|e| {
+            BuildError::Input {
+                path: self.catalog_dir.clone(),
+                what: format!("cannot build the serve cache: {e}"),
+            }
+        })?;
+        let mut cache = LayerBuilder::new(self.created);
+        cache.tree(&cache_dir, CACHE_DIR, Owner::Root)?;
+        let cache = cache.finish()?;
         Ok(
             rootfs::app_image(layers, base, self.created, "olm catalog build")
                 .layer(configs, "olm catalog build: file-based catalog at /configs")
+                .layer(
+                    cache,
+                    "olm catalog serve --cache-only: serve cache at /tmp/cache",
+                )
                 .entrypoint(
-                    ["/bin/olm", "catalog", "serve", CONFIGS_DIR]
-                        .map(String::from)
-                        .to_vec(),
+                    [
+                        "/bin/olm",
+                        "catalog",
+                        "serve",
+                        CONFIGS_DIR,
+                        &format!("--cache-dir={CACHE_DIR}"),
+                    ]
+                    .map(String::from)
+                    .to_vec(),
                 )
                 .expose(GRPC_PORT)
                 .labels(self.labels.clone())

@@ -1,0 +1,155 @@
+//! The catalog image runs as a container would start it: `olm catalog build` into an OCI layout,
+//! unpack the rootfs, chroot into it and run the image's own entrypoint (plus `-p` for a free
+//! port), then ask it for health through its `/bin/grpc_health_probe` link and for ListPackages
+//! over gRPC. Nothing from the host is visible inside, so the image must carry its loader,
+//! libraries, catalog and pre-built serve cache.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use olm_bundler::image::transfer::pull_to_dir;
+use olm_bundler::serve::proto::api::{ListPackageRequest, registry_client::RegistryClient};
+
+fn olm() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_olm"));
+    c.env("SOURCE_DATE_EPOCH", "0");
+    c
+}
+
+fn chroot_usable() -> bool {
+    Command::new("chroot")
+        .arg("/")
+        .arg("/bin/true")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A one-package catalog rendered from the repository's bundle.
+fn write_catalog(dir: &Path) {
+    let bundle = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bundle");
+    let out = olm()
+        .args(["catalog", "render"])
+        .arg(&bundle)
+        .args(["--image", "quay.io/example/rw-bundle:v0.2.1", "-o", "yaml"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pkg = dir.join("reverse-words-operator");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("bundles.yaml"), &out.stdout).unwrap();
+    std::fs::write(
+        pkg.join("package.yaml"),
+        "---\nschema: olm.package\nname: reverse-words-operator\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: reverse-words-operator\nname: stable\nentries:\n- name: reverse-words-operator.v0.2.1\n",
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_image_serves_from_its_own_entrypoint() {
+    if !chroot_usable() {
+        println!("SKIP: chroot is not usable here (needs root)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = tmp.path().join("catalog");
+    write_catalog(&catalog);
+    let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
+    let out = olm()
+        .args(["catalog", "build"])
+        .arg(&catalog)
+        .args(["-t", &layout])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let rootfs: PathBuf = tmp.path().join("rootfs");
+    let pulled = pull_to_dir(&layout, &rootfs, &Default::default())
+        .await
+        .unwrap();
+    let cfg = &pulled.config.config;
+    assert_eq!(
+        cfg.entrypoint[..4],
+        ["/bin/olm", "catalog", "serve", "/configs"]
+    );
+    assert!(
+        rootfs.join("tmp/cache").is_dir(),
+        "pre-built serve cache in the image"
+    );
+    assert_eq!(
+        cfg.labels["operators.operatorframework.io.index.configs.v1"],
+        "/configs"
+    );
+
+    // Start exactly the entrypoint, in the image's working directory, as its user would.
+    let port = free_port();
+    let mut cmd = Command::new("chroot");
+    cmd.arg(&rootfs)
+        .args(&cfg.entrypoint)
+        .args(&cfg.cmd)
+        .args(["-p", &port.to_string()]);
+    cmd.current_dir(&rootfs)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let _server = Kill(cmd.spawn().unwrap());
+
+    // grpc_health_probe is /bin/olm under another name, as older OLM versions call it.
+    let addr = format!("127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let probe = Command::new("chroot")
+            .arg(&rootfs)
+            .args(["/bin/grpc_health_probe", &format!("-addr={addr}")])
+            .output()
+            .unwrap();
+        if probe.status.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never SERVING: {}",
+            String::from_utf8_lossy(&probe.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let mut client = RegistryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let mut stream = client
+        .list_packages(ListPackageRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let mut names = Vec::new();
+    while let Some(p) = stream.next().await {
+        names.push(p.unwrap().name);
+    }
+    assert_eq!(names, ["reverse-words-operator"]);
+}
