@@ -682,14 +682,15 @@ fn validate_usage_and_io_errors_exit_2() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // An image that cannot be pulled (a missing OCI layout: no network in tests) fails
+    // with the pull error, exit 1.
     let o = olm()
-        .args(["bundle", "validate", "quay.io/example/op-bundle:v1.0.0"])
+        .args(["bundle", "validate", "oci:/nonexistent/layout:v1.0.0"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        String::from_utf8_lossy(&o.stderr)
-            .contains("olm image pull quay.io/example/op-bundle:v1.0.0"),
+        String::from_utf8_lossy(&o.stderr).contains("cannot pull oci:/nonexistent/layout:v1.0.0"),
         "{}",
         text(&o)
     );

@@ -131,9 +131,12 @@ fn render_a_bundle_dir_as_json_and_yaml() {
     .1;
     assert_eq!(out, again);
 
-    let (code, _, err) = olm(&["catalog", "render", "quay.io/foo/bar:v1"]);
+    let (code, _, err) = olm(&["catalog", "render", "oci:/nonexistent/layout:v1"]);
     assert_eq!(code, 1);
-    assert!(err.contains("registry client"), "{err}");
+    assert!(
+        err.contains("cannot pull oci:/nonexistent/layout:v1"),
+        "{err}"
+    );
 }
 
 #[test]

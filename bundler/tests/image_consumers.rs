@@ -69,6 +69,11 @@ fn catalog_image_renders_like_its_directory() {
     assert!(ok, "{err}");
     std::fs::create_dir_all(catalog.join("reverse-words-operator")).unwrap();
     std::fs::write(catalog.join("reverse-words-operator/bundles.yaml"), &fbc).unwrap();
+    std::fs::write(
+        catalog.join("reverse-words-operator/package.yaml"),
+        "---\nschema: olm.package\nname: reverse-words-operator\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: reverse-words-operator\nname: stable\nentries:\n- name: reverse-words-operator.v0.2.1\n",
+    )
+    .unwrap();
 
     let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
     let (ok, _, err) = olm(&["catalog", "build", catalog.to_str().unwrap(), "-t", &layout]);

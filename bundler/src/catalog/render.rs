@@ -37,7 +37,7 @@ pub enum RenderError {
     #[error(transparent)]
     Catalog(#[from] super::load::LoadErrors),
     #[error(
-        "{0}: is an image reference; rendering bundle and catalog images needs the registry client, which is not wired into `olm catalog` in this build. Render from a local bundle or catalog directory instead"
+        "{0}: no such bundle or catalog directory or file (images are pulled first: `olm catalog render` does that for image references)"
     )]
     ImageRef(String),
 }
@@ -446,7 +446,7 @@ mod tests {
     #[test]
     fn image_refs_are_a_clear_error() {
         let e = render_ref("quay.io/foo/bar:v1", Form::default()).unwrap_err();
-        assert!(e.to_string().contains("registry client"), "{e}");
+        assert!(e.to_string().contains("images are pulled first"), "{e}");
     }
 
     #[test]
