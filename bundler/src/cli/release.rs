@@ -529,21 +529,19 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
             let m = publisher
                 .publish("operator", &cfg.images.operator, &image)
                 .await?;
+            if cfg.pin_operator_image
+                && pin_operator_image(&mut manifests, &cfg.images.operator, &m.pinned) == 0
+            {
+                bail!(
+                    "pin-operator-image: no Deployment container in the manifests runs {}",
+                    cfg.images.operator
+                );
+            }
             let detail = format!("{} ({})", m.pinned, human(m.size));
             Ok((m, detail))
         }
         .await
     });
-    if cfg.pin_operator_image {
-        let n = pin_operator_image(&mut manifests, &cfg.images.operator, &operator.pinned);
-        if n == 0 {
-            let e = anyhow!(
-                "pin-operator-image: no Deployment container in the manifests runs {}",
-                cfg.images.operator
-            );
-            return Err(steps.failed("operator image", Instant::now(), &e));
-        }
-    }
     made.push(operator);
 
     // 3. Bundle: generate and validate.
