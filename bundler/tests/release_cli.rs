@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use olm_bundler::serve::proto::api::{self, registry_client::RegistryClient};
 use registry::{Registry, Variant};
 
 const OLM: &str = env!("CARGO_BIN_EXE_olm");
@@ -328,4 +329,97 @@ fn release_to_a_registry() {
         String::from_utf8_lossy(&pushed.stdout),
         String::from_utf8_lossy(&local.stdout)
     );
+
+    // `olm catalog serve` on the pulled catalog answers for the package and its head bundle,
+    // whose CSV runs the pushed operator image by digest.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Server(
+        Command::new(OLM)
+            .args(["catalog", "serve", "--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .arg(rootfs.path().join("configs"))
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let mut client = loop {
+            match RegistryClient::connect(format!("http://127.0.0.1:{port}")).await {
+                Ok(c) => break c.max_decoding_message_size(64 << 20),
+                Err(e) => {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "serve never came up: {e}"
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        };
+        let pkg = loop {
+            match client
+                .get_package(api::GetPackageRequest {
+                    name: "reverse-words-operator".into(),
+                })
+                .await
+            {
+                Ok(p) => break p.into_inner(),
+                Err(e) => {
+                    assert!(std::time::Instant::now() < deadline, "GetPackage: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        };
+        assert_eq!(pkg.default_channel_name, "stable-v0.2");
+        let head = pkg
+            .channels
+            .iter()
+            .find(|c| c.name == "stable-v0.2")
+            .expect("stable-v0.2 channel");
+        assert_eq!(head.csv_name, "reverse-words-operator.v0.2.1");
+        let bundle = client
+            .get_bundle(api::GetBundleRequest {
+                pkg_name: "reverse-words-operator".into(),
+                channel_name: "stable-v0.2".into(),
+                csv_name: "reverse-words-operator.v0.2.1".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let csv: serde_json::Value = serde_json::from_str(&bundle.csv_json).unwrap();
+        // The catalog carries olm.csv.metadata (no install strategy: OLM reads that from
+        // the bundle image, whose CSV the layouts test checks), so the pinned operator image
+        // shows as containerImage and in relatedImages.
+        assert_eq!(
+            csv["metadata"]["annotations"]["containerImage"].as_str(),
+            Some(refs[0].as_str()),
+            "{}",
+            bundle.csv_json
+        );
+        let related: Vec<&str> = csv["spec"]["relatedImages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["image"].as_str())
+            .collect();
+        assert!(related.contains(&refs[0].as_str()), "{related:?}");
+        assert!(related.contains(&refs[1].as_str()), "{related:?}");
+        assert_eq!(bundle.bundle_path, refs[1]);
+    });
+    let _ = server.0.kill();
+    let _ = server.0.wait();
+}
+
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
