@@ -135,6 +135,8 @@ struct Row {
 struct Steps {
     rows: Vec<Row>,
     total: usize,
+    /// Staging paths and the real paths they stand for, so errors name the real files.
+    renames: Vec<(String, String)>,
 }
 
 impl Steps {
@@ -161,8 +163,12 @@ impl Steps {
             millis: t.elapsed().as_millis(),
         });
         self.print_table();
+        let mut text = format!("{err:#}");
+        for (stage, real) in &self.renames {
+            text = text.replace(stage.as_str(), real.as_str());
+        }
         anyhow!(
-            "release stopped at step {} ({step}); bundle/, catalog/ and deploy/ are unchanged: {err:#}",
+            "release stopped at step {} ({step}); bundle/, catalog/ and deploy/ are unchanged: {text}",
             self.rows.len()
         )
     }
@@ -492,6 +498,16 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     let mut steps = Steps {
         rows: Vec::new(),
         total: if cfg.deploy.is_some() { 8 } else { 7 },
+        renames: vec![
+            (
+                stage_catalog.display().to_string(),
+                cfg.catalog.display().to_string(),
+            ),
+            (
+                stage_bundle.display().to_string(),
+                bundle_out.display().to_string(),
+            ),
+        ],
     };
     let mut made: Vec<Made> = Vec::new();
 
@@ -644,7 +660,18 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                         report.to_text()
                     )
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    let text = e.to_string();
+                    let hint = if text.contains("duplicate bundle name") {
+                        format!(
+                            "\n  hint: {} already holds {package}.v{version} with another bundle image; a released version cannot change, so bump the version (or remove it from the template)",
+                            cfg.catalog.display()
+                        )
+                    } else {
+                        String::new()
+                    };
+                    bail!("{text}{hint}");
+                }
             };
             outcome
                 .files
