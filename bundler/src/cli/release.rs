@@ -211,7 +211,6 @@ macro_rules! step {
 struct Made {
     what: &'static str,
     pinned: String,
-    digest: String,
     size: u64,
     push: Option<String>,
 }
@@ -249,7 +248,6 @@ impl Publisher {
         Ok(Made {
             what,
             pinned: config::pinned(repository, &stored.digest),
-            digest: stored.digest.clone(),
             size: image_size(image),
             push: Some(match &stored.push {
                 Some(r) => format!("{dest}: {}", r.summary()),
@@ -818,7 +816,6 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         if let Some(p) = &m.push {
             let _ = writeln!(out, "{:<9} {:>10}  {}", "", "", p);
         }
-        let _ = m.digest.len();
     }
     let fmt = match a.graph {
         GraphFormat::Mermaid => Some(graph::Format::Mermaid),
