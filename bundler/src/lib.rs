@@ -15,5 +15,6 @@ pub mod catalog;
 pub mod deploy;
 pub mod fsx;
 pub mod image;
+pub mod release;
 pub mod serve;
 pub mod yaml;

@@ -13,6 +13,7 @@ mod catalog;
 mod deploy;
 mod image;
 mod install;
+mod release;
 mod serve;
 
 #[derive(Debug, Parser)]
@@ -53,6 +54,9 @@ pub enum Command {
     Uninstall(install::UninstallArgs),
     /// Show the Subscription, InstallPlan, CSV and Deployments of an installed package.
     Status(install::StatusArgs),
+    /// The whole release: manifests, bundle, operator/bundle/catalog images, catalog/, deploy/.
+    #[command(disable_version_flag = true)]
+    Release(Box<release::ReleaseArgs>),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -65,6 +69,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Upgrade(a) => install::upgrade(a).await,
         Command::Uninstall(a) => install::uninstall(a).await,
         Command::Status(a) => install::status(a).await,
+        Command::Release(a) => release::run(*a).await,
     }
 }
 

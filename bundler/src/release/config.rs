@@ -1,0 +1,142 @@
+//! The release config file. Paths inside it are relative to the file's directory, so the
+//! file at the repository root can name `operator/olm/bundle.yaml` and `target/...`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::yaml::{self, YamlError};
+
+/// Where the operator's manifests come from: a command printing a YAML stream, or a directory.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ManifestsSource {
+    /// Program and arguments (run from the config file's directory; no shell).
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// A directory of YAML files.
+    pub dir: Option<PathBuf>,
+}
+
+/// The image repositories (without tag or digest) the release publishes to.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Repositories {
+    pub operator: String,
+    pub bundle: String,
+    pub catalog: String,
+}
+
+/// The deploy/ tree settings (the OLM objects, and the plain install).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct DeploySettings {
+    pub output: PathBuf,
+    pub namespace: Option<String>,
+    /// Subscription channel; default: the catalog's default channel for the package.
+    pub channel: Option<String>,
+    pub display_name: Option<String>,
+    pub publisher: Option<String>,
+    /// The operator's manifests for the plain install (with its Namespace).
+    pub manifests: Option<ManifestsSource>,
+}
+
+/// `release.yaml`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ReleaseConfig {
+    /// The `olm bundle generate --config` file: CSV base, package, version, channels,
+    /// replaces, skip-range, output directory.
+    pub bundle_config: PathBuf,
+    pub manifests: ManifestsSource,
+    /// The release build of the operator, packaged into the operator image.
+    pub operator_binary: PathBuf,
+    /// The command that builds `operator-binary`, named in the error when it is missing.
+    pub operator_build: Option<String>,
+    pub images: Repositories,
+    /// Replace the operator image in the manifests by `<images.operator>@<digest>` of the
+    /// image just built, so the CSV runs exactly what was released. Off keeps the manifests'
+    /// own reference (a tag), which keeps bundle/ independent of the binary's bytes.
+    #[serde(default)]
+    pub pin_operator_image: bool,
+    /// Catalog channels (semver archetypes candidate, fast, stable); default: the bundle's.
+    #[serde(default)]
+    pub catalog_channels: Vec<String>,
+    /// The file-based catalog directory (holding `<package>/template.yaml`).
+    pub catalog: PathBuf,
+    /// Directory of the OCI layouts images go to without a registry.
+    pub layouts: PathBuf,
+    pub deploy: Option<DeploySettings>,
+}
+
+impl ReleaseConfig {
+    /// Reads the file and makes its paths relative to the current directory.
+    pub fn load(path: &Path) -> Result<ReleaseConfig, YamlError> {
+        let mut cfg: ReleaseConfig = yaml::load_one(path)?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let rel = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        rel(&mut cfg.bundle_config);
+        rel(&mut cfg.operator_binary);
+        rel(&mut cfg.catalog);
+        rel(&mut cfg.layouts);
+        if let Some(d) = cfg.manifests.dir.as_mut() {
+            rel(d);
+        }
+        if let Some(dep) = cfg.deploy.as_mut() {
+            rel(&mut dep.output);
+            if let Some(d) = dep.manifests.as_mut().and_then(|m| m.dir.as_mut()) {
+                rel(d);
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// `repo@digest`.
+pub fn pinned(repository: &str, digest: &str) -> String {
+    format!("{repository}@{digest}")
+}
+
+/// The repository part of an image reference (tag and digest cut off).
+pub fn repository_of(reference: &str) -> &str {
+    let no_digest = reference.split('@').next().unwrap_or(reference);
+    match no_digest.rfind(':') {
+        Some(i) if !no_digest[i + 1..].contains('/') => &no_digest[..i],
+        _ => no_digest,
+    }
+}
+
+/// The same repository path on another registry host: `quay.io/a/b` on `127.0.0.1:5000`
+/// is `127.0.0.1:5000/a/b`. A repository without a host (`a/b`) keeps its whole path.
+pub fn on_registry(repository: &str, host: &str) -> String {
+    let path = match repository.split_once('/') {
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
+            rest
+        }
+        _ => repository,
+    };
+    format!("{}/{path}", host.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repositories() {
+        assert_eq!(repository_of("quay.io/a/b:v1"), "quay.io/a/b");
+        assert_eq!(repository_of("localhost:5000/a/b"), "localhost:5000/a/b");
+        assert_eq!(repository_of("quay.io/a/b@sha256:00"), "quay.io/a/b");
+        assert_eq!(
+            on_registry("quay.io/a/b", "127.0.0.1:5000"),
+            "127.0.0.1:5000/a/b"
+        );
+        assert_eq!(on_registry("a/b", "127.0.0.1:5000"), "127.0.0.1:5000/a/b");
+    }
+}

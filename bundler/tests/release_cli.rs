@@ -1,0 +1,425 @@
+//! `olm release` end to end: the whole pipeline on a temporary copy of the operator's inputs
+//! (fixtures/release: its manifests, CSV base), with /bin/true as the "operator binary" to
+//! keep image builds fast. Checks determinism, broken inputs, and a real registry.
+
+#[path = "support/registry.rs"]
+mod registry;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use olm_bundler::serve::proto::api::{self, registry_client::RegistryClient};
+use registry::{Registry, Variant};
+
+const OLM: &str = env!("CARGO_BIN_EXE_olm");
+const EPOCH: &str = "1763683200";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/release")
+}
+
+/// A temporary repository: release.yaml, olm/bundle.yaml, the CSV base, manifests.
+struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("olm")).unwrap();
+        std::fs::copy(
+            fixtures().join("reverse-words-operator.clusterserviceversion.yaml"),
+            root.join("olm/csv-base.yaml"),
+        )
+        .unwrap();
+        for sub in ["manifests", "plain"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+            std::fs::copy(
+                fixtures().join(sub).join("operator.yaml"),
+                root.join(sub).join("operator.yaml"),
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            root.join("olm/bundle.yaml"),
+            "csv-base: csv-base.yaml\npackage: reverse-words-operator\nversion: 0.2.1\n\
+             channels: [stable, fast, candidate]\ndefault-channel: stable\n\
+             replaces: reverse-words-operator.v0.2.0\nskip-range: \">=0.1.0 <0.2.1\"\n\
+             min-kube-version: 1.25.0\noutput: ../bundle\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("release.yaml"),
+            "bundle-config: olm/bundle.yaml\nmanifests:\n  dir: manifests\n\
+             operator-binary: /bin/true\noperator-build: cargo build --release -p true\n\
+             images:\n  operator: quay.io/reverse-words/reverse-words-operator\n  bundle: quay.io/rw/bundle\n  catalog: quay.io/rw/catalog\n\
+             pin-operator-image: true\ncatalog-channels: [candidate, fast, stable]\n\
+             catalog: catalog\nlayouts: target/images\n\
+             deploy:\n  output: deploy\n  namespace: rw\n  manifests:\n    dir: plain\n",
+        )
+        .unwrap();
+        Repo { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn release(&self, extra: &[&str]) -> Output {
+        Command::new(OLM)
+            .arg("release")
+            .arg("--config")
+            .arg(self.root().join("release.yaml"))
+            .args(extra)
+            .env("SOURCE_DATE_EPOCH", EPOCH)
+            .output()
+            .unwrap()
+    }
+
+    /// Every file of bundle/, catalog/ and deploy/ with its bytes.
+    fn outputs(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        for d in ["bundle", "catalog", "deploy"] {
+            collect(&self.root().join(d), self.root(), &mut files);
+        }
+        files
+    }
+}
+
+fn collect(dir: &Path, root: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            collect(&p, root, out);
+        } else {
+            out.insert(
+                p.strip_prefix(root).unwrap().to_path_buf(),
+                std::fs::read(&p).unwrap(),
+            );
+        }
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "{}", text(&o));
+    o
+}
+
+/// The `image size reference` lines of the summary.
+fn references(o: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.contains("@sha256:"))
+        .map(|l| l.split_whitespace().last().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Cuts the three releases of the history: 0.1.0, 0.2.0, then 0.2.1 from the config.
+fn bootstrap(repo: &Repo, extra: &[&str]) -> Output {
+    let mut a = vec!["--version", "0.1.0", "--no-replaces", "--no-skip-range"];
+    a.extend_from_slice(extra);
+    ok(repo.release(&a));
+    let mut b = vec![
+        "--version",
+        "0.2.0",
+        "--replaces",
+        "reverse-words-operator.v0.1.0",
+        "--skip-range",
+        ">=0.1.0 <0.2.0",
+    ];
+    b.extend_from_slice(extra);
+    ok(repo.release(&b));
+    ok(repo.release(extra))
+}
+
+#[test]
+fn release_to_layouts_is_reproducible_and_idempotent() {
+    let repo = Repo::new();
+    let first = bootstrap(&repo, &["--graph", "mermaid"]);
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert!(stdout.contains("graph LR"), "{}", text(&first));
+    assert!(
+        stdout.contains("reverse-words-operator.v0.2.0") && stdout.contains("stable-v0.2"),
+        "{}",
+        text(&first)
+    );
+    let refs = references(&first);
+    assert_eq!(refs.len(), 3, "{}", text(&first));
+    assert!(refs[0].starts_with("quay.io/reverse-words/reverse-words-operator@sha256:"));
+    assert!(refs[1].starts_with("quay.io/rw/bundle@sha256:"));
+    assert!(refs[2].starts_with("quay.io/rw/catalog@sha256:"));
+
+    // The CSV runs the operator image by digest; the FBC and deploy/ use digests.
+    let files = repo.outputs();
+    let csv = String::from_utf8_lossy(
+        &files[Path::new("bundle/manifests/reverse-words-operator.clusterserviceversion.yaml")],
+    )
+    .into_owned();
+    assert!(
+        csv.contains(&refs[0]),
+        "CSV does not pin {}:\n{csv}",
+        refs[0]
+    );
+    let fbc =
+        String::from_utf8_lossy(&files[Path::new("catalog/reverse-words-operator/catalog.yaml")])
+            .into_owned();
+    assert!(fbc.contains(&refs[1]), "{fbc}");
+    for v in ["v0.1.0", "v0.2.0", "v0.2.1"] {
+        assert!(
+            fbc.contains(&format!("reverse-words-operator.{v}")),
+            "{fbc}"
+        );
+    }
+    let cs =
+        String::from_utf8_lossy(&files[Path::new("deploy/olm/catalogsource.yaml")]).into_owned();
+    assert!(cs.contains(&refs[2]), "{cs}");
+
+    let v = ok(Command::new(OLM)
+        .arg("catalog")
+        .arg("validate")
+        .arg(repo.root().join("catalog"))
+        .output()
+        .unwrap());
+    drop(v);
+
+    // Again: same digests, nothing written.
+    let second = ok(repo.release(&[]));
+    assert_eq!(references(&second), refs);
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("files: 0 written, 0 removed"),
+        "{}",
+        text(&second)
+    );
+    assert_eq!(repo.outputs(), files);
+}
+
+/// Runs a failing release and checks the step it names and that nothing changed.
+fn fails_at(repo: &Repo, args: &[&str], step: &str, message: &str) {
+    let before = repo.outputs();
+    let o = repo.release(args);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("({step})")),
+        "want step {step}:\n{}",
+        text(&o)
+    );
+    assert!(err.contains(message), "want {message:?}:\n{}", text(&o));
+    assert!(err.contains("FAILED"), "{}", text(&o));
+    assert_eq!(
+        repo.outputs(),
+        before,
+        "outputs changed after a failed release"
+    );
+}
+
+#[test]
+fn broken_inputs_stop_at_their_step_and_change_nothing() {
+    let repo = Repo::new();
+    ok(repo.release(&[]));
+
+    // Missing operator binary: names the build command.
+    fails_at(
+        &repo,
+        &["--operator-binary", "/nonexistent/operator"],
+        "operator image",
+        "cargo build --release -p true",
+    );
+
+    // A bad skipRange.
+    fails_at(
+        &repo,
+        &["--skip-range", ">=0.1.0 <<0.2.1 junk"],
+        "bundle generate + validate",
+        "--skip-range \">=0.1.0 <<0.2.1 junk\": invalid version",
+    );
+
+    // Unreachable registry (nothing listens on port 1).
+    fails_at(
+        &repo,
+        &["--registry", "127.0.0.1:1", "--retries", "0"],
+        "operator image",
+        "127.0.0.1:1",
+    );
+
+    // An invalid CSV base.
+    std::fs::write(
+        repo.root().join("olm/csv-base.yaml"),
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata: [not, a, map]\n",
+    )
+    .unwrap();
+    fails_at(&repo, &[], "bundle generate + validate", "csv-base.yaml");
+}
+
+#[test]
+fn release_to_a_registry() {
+    if !registry::have("docker-registry") || !registry::have("skopeo") {
+        return;
+    }
+    let Some(reg) = Registry::start(Variant::Plain) else {
+        println!("SKIP: cannot start docker-registry");
+        return;
+    };
+    let repo = Repo::new();
+    let out = bootstrap(&repo, &["--registry", &reg.addr]);
+    let refs = references(&out);
+    assert_eq!(refs.len(), 3, "{}", text(&out));
+
+    // skopeo sees every pushed image with the digest we reported.
+    for (r, repo_path) in refs.iter().zip([
+        "reverse-words/reverse-words-operator",
+        "rw/bundle",
+        "rw/catalog",
+    ]) {
+        let digest = r.split('@').nth(1).unwrap();
+        let mut args = vec!["inspect".to_string()];
+        args.extend(reg.skopeo_inspect_args());
+        args.push(format!("docker://{}/{repo_path}:0.2.1", reg.addr));
+        let o = registry::skopeo(&args);
+        let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(info["Digest"], digest, "{repo_path}");
+    }
+
+    // A second release pushes nothing new and reports the same digests.
+    let again = ok(repo.release(&["--registry", &reg.addr]));
+    assert_eq!(references(&again), refs);
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("manifest unchanged"),
+        "{}",
+        text(&again)
+    );
+
+    // The pushed catalog image, pulled and unpacked, renders to what catalog/ renders to.
+    let rootfs = tempfile::tempdir().unwrap();
+    let catalog_tag = format!("{}/rw/catalog:0.2.1", reg.addr);
+    ok(Command::new(OLM)
+        .args(["image", "pull", &catalog_tag, "--rootfs"])
+        .arg(rootfs.path())
+        .args(reg.olm_args())
+        .output()
+        .unwrap());
+    let pushed = ok(Command::new(OLM)
+        .arg("catalog")
+        .arg("render")
+        .arg(rootfs.path().join("configs"))
+        .output()
+        .unwrap());
+    let local = ok(Command::new(OLM)
+        .arg("catalog")
+        .arg("render")
+        .arg(repo.root().join("catalog"))
+        .output()
+        .unwrap());
+    assert!(!pushed.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&pushed.stdout),
+        String::from_utf8_lossy(&local.stdout)
+    );
+
+    // `olm catalog serve` on the pulled catalog answers for the package and its head bundle,
+    // whose CSV runs the pushed operator image by digest.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Server(
+        Command::new(OLM)
+            .args(["catalog", "serve", "--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .arg(rootfs.path().join("configs"))
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let mut client = loop {
+            match RegistryClient::connect(format!("http://127.0.0.1:{port}")).await {
+                Ok(c) => break c.max_decoding_message_size(64 << 20),
+                Err(e) => {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "serve never came up: {e}"
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        };
+        let pkg = loop {
+            match client
+                .get_package(api::GetPackageRequest {
+                    name: "reverse-words-operator".into(),
+                })
+                .await
+            {
+                Ok(p) => break p.into_inner(),
+                Err(e) => {
+                    assert!(std::time::Instant::now() < deadline, "GetPackage: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        };
+        assert_eq!(pkg.default_channel_name, "stable-v0.2");
+        let head = pkg
+            .channels
+            .iter()
+            .find(|c| c.name == "stable-v0.2")
+            .expect("stable-v0.2 channel");
+        assert_eq!(head.csv_name, "reverse-words-operator.v0.2.1");
+        let bundle = client
+            .get_bundle(api::GetBundleRequest {
+                pkg_name: "reverse-words-operator".into(),
+                channel_name: "stable-v0.2".into(),
+                csv_name: "reverse-words-operator.v0.2.1".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let csv: serde_json::Value = serde_json::from_str(&bundle.csv_json).unwrap();
+        // The catalog carries olm.csv.metadata (no install strategy: OLM reads that from
+        // the bundle image, whose CSV the layouts test checks), so the pinned operator image
+        // shows as containerImage and in relatedImages.
+        assert_eq!(
+            csv["metadata"]["annotations"]["containerImage"].as_str(),
+            Some(refs[0].as_str()),
+            "{}",
+            bundle.csv_json
+        );
+        let related: Vec<&str> = csv["spec"]["relatedImages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["image"].as_str())
+            .collect();
+        assert!(related.contains(&refs[0].as_str()), "{related:?}");
+        assert!(related.contains(&refs[1].as_str()), "{related:?}");
+        assert_eq!(bundle.bundle_path, refs[1]);
+    });
+    let _ = server.0.kill();
+    let _ = server.0.wait();
+}
+
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
