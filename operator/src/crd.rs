@@ -21,6 +21,8 @@ pub const DEFAULT_APP_VERSION: &str = "latest";
 pub const TAG_PATTERN: &str = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$";
 
 /// Desired state of a reverse-words application.
+// clippy reads the repeated `type_ = "string"` of two printcolumns as a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[kube(
     group = "apps.linuxera.org",
