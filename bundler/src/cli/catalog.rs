@@ -282,8 +282,8 @@ async fn render_image(
     let labels = &pulled.config.config.labels;
     if let Some(configs) = labels.get(olm_bundler::image::catalog::CONFIGS_LABEL) {
         let root = pulled.rootfs.join(configs.trim_start_matches('/'));
-        return Ok(render::render_ref(&root.to_string_lossy(), form)
-            .with_context(|| format!("{reference}: rendering its catalog at {configs}"))?);
+        return render::render_ref(&root.to_string_lossy(), form)
+            .with_context(|| format!("{reference}: rendering its catalog at {configs}"));
     }
     if pulled.rootfs.join("manifests").is_dir() && pulled.rootfs.join("metadata").is_dir() {
         let mut cfg = DeclarativeConfig::default();
