@@ -181,20 +181,8 @@ pub fn sort_keys(v: &mut Value) {
 
 /// RFC 3339 UTC (`2026-11-21T22:14:01Z`) from seconds since the epoch, without a date crate.
 pub fn rfc3339_utc(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+    // Times before 1970 cannot come from SOURCE_DATE_EPOCH or the clock; clamp rather than wrap.
+    crate::image::rfc3339(u64::try_from(secs).unwrap_or(0))
 }
 
 #[cfg(test)]
