@@ -97,7 +97,8 @@ fn http_probe(initial_delay: i32) -> Probe {
     }
 }
 
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
+/// Resource quantities from `(name, amount)` pairs.
+pub(crate) fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))

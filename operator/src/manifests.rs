@@ -14,13 +14,13 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject,
 };
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResourceExt;
 use serde_json::Value;
 
 use crate::crd::{ReverseWordsApp, ReverseWordsAppSpec};
+use crate::desired::quantities;
 use crate::image::{DEFAULT_REPOSITORY, RELATED_IMAGE_ENV};
 use crate::namespace::WatchNamespaces;
 use crate::rbac;
@@ -154,13 +154,6 @@ fn probe(path: &str) -> Probe {
         period_seconds: Some(10),
         ..Default::default()
     }
-}
-
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
 }
 
 /// The operator Deployment: non-root, read-only root filesystem, no capabilities, seccomp
