@@ -17,3 +17,12 @@ pub mod reconcile;
 pub mod server;
 pub mod status;
 pub mod telemetry;
+
+/// Selects rustls's crypto provider (ring, which kube uses) for the whole process. rustls
+/// refuses to guess when more than one provider is compiled in, which happens whenever this
+/// crate is built in one cargo invocation with crates that enable aws-lc-rs (the workspace's
+/// `olm` CLI pulls it in through reqwest): every kube client would then panic. Call it before
+/// building a client; later calls are no-ops.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

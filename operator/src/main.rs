@@ -152,6 +152,7 @@ fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 fn run_cmd(args: RunArgs) -> ExitCode {
     telemetry::init(args.log_format);
+    reverse_words_operator::install_crypto_provider();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -37,6 +37,7 @@ async fn client_for_fake(watch: &str) -> (kube::Client, WatchNamespaces) {
             .await
             .unwrap()
     });
+    reverse_words_operator::install_crypto_provider();
     let cfg = kube::Config::new(format!("http://{addr}").parse().unwrap());
     (
         kube::Client::try_from(cfg).unwrap(),

@@ -19,6 +19,7 @@ pub fn e2e_kubeconfig(test: &str) -> Option<PathBuf> {
 
 /// A client for the kubeconfig at `path`.
 pub async fn client_for(path: &std::path::Path) -> anyhow::Result<kube::Client> {
+    reverse_words_operator::install_crypto_provider();
     let kc = kube::config::Kubeconfig::read_from(path)?;
     let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
         .await?;
