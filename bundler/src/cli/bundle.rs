@@ -5,7 +5,6 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
 
@@ -106,31 +105,31 @@ pub struct GenerateArgs {
 /// The `--config` file: the flags, by the same names.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-struct GenerateConfig {
-    manifests: Option<String>,
-    csv_base: Option<PathBuf>,
-    package: Option<String>,
-    version: Option<String>,
+pub(super) struct GenerateConfig {
+    pub(super) manifests: Option<String>,
+    pub(super) csv_base: Option<PathBuf>,
+    pub(super) package: Option<String>,
+    pub(super) version: Option<String>,
     #[serde(default)]
-    channels: Channels,
-    default_channel: Option<String>,
-    replaces: Option<String>,
+    pub(super) channels: Channels,
+    pub(super) default_channel: Option<String>,
+    pub(super) replaces: Option<String>,
     #[serde(default)]
-    skips: Vec<String>,
-    skip_range: Option<String>,
-    min_kube_version: Option<String>,
+    pub(super) skips: Vec<String>,
+    pub(super) skip_range: Option<String>,
+    pub(super) min_kube_version: Option<String>,
     #[serde(default)]
-    scorecard: bool,
-    scorecard_image: Option<String>,
+    pub(super) scorecard: bool,
+    pub(super) scorecard_image: Option<String>,
     #[serde(default)]
-    extra_service_accounts: Vec<String>,
-    output: Option<PathBuf>,
+    pub(super) extra_service_accounts: Vec<String>,
+    pub(super) output: Option<PathBuf>,
 }
 
 /// Channels as a YAML list or a comma-separated string.
 #[derive(Debug, Default, Deserialize)]
 #[serde(untagged)]
-enum Channels {
+pub(super) enum Channels {
     #[default]
     None,
     List(Vec<String>),
@@ -138,28 +137,13 @@ enum Channels {
 }
 
 impl Channels {
-    fn into_vec(self) -> Vec<String> {
+    pub(super) fn to_vec(&self) -> Vec<String> {
         match self {
             Channels::None => Vec::new(),
-            Channels::List(v) => v,
+            Channels::List(v) => v.clone(),
             Channels::Text(s) => s.split(',').map(|c| c.trim().to_string()).collect(),
         }
     }
-}
-
-/// `createdAt` for changed content: SOURCE_DATE_EPOCH (reproducible builds), else now.
-fn created_at() -> anyhow::Result<String> {
-    let secs = match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(v) => v
-            .trim()
-            .parse::<i64>()
-            .with_context(|| format!("SOURCE_DATE_EPOCH={v:?} is not a number of seconds"))?,
-        Err(_) => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
-    };
-    Ok(generate::files::rfc3339_utc(secs))
 }
 
 struct Resolved {
@@ -207,7 +191,7 @@ fn resolve(args: GenerateArgs) -> Result<Resolved, String> {
         format!("--version {version_text:?} is not a semantic version (MAJOR.MINOR.PATCH): {e}")
     })?;
     let mut channels = if args.channels.is_empty() {
-        cfg.channels.into_vec()
+        cfg.channels.to_vec()
     } else {
         args.channels
     };
@@ -255,7 +239,7 @@ fn run_generate(args: GenerateArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return usage(e),
     };
-    r.options.created_at = match created_at() {
+    r.options.created_at = match generate::files::created_at_for_new_content() {
         Ok(c) => c,
         Err(e) => return usage(e),
     };

@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, ValueEnum};
-use serde::Deserialize;
 use serde_json::Value;
 
 use olm_bundler::bundle::generate::{self, GenerateInput, GenerateOptions, OWNED_DIRS};
@@ -79,48 +78,6 @@ pub struct ReleaseArgs {
     /// How to print the upgrade graph at the end.
     #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
     pub graph: GraphFormat,
-}
-
-/// The `olm bundle generate --config` file (the fields the release reads).
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-struct BundleConfig {
-    csv_base: Option<PathBuf>,
-    package: Option<String>,
-    version: Option<String>,
-    #[serde(default)]
-    channels: Channels,
-    default_channel: Option<String>,
-    replaces: Option<String>,
-    #[serde(default)]
-    skips: Vec<String>,
-    skip_range: Option<String>,
-    min_kube_version: Option<String>,
-    scorecard_image: Option<String>,
-    #[serde(default)]
-    scorecard: bool,
-    #[serde(default)]
-    extra_service_accounts: Vec<String>,
-    output: Option<PathBuf>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(untagged)]
-enum Channels {
-    #[default]
-    None,
-    List(Vec<String>),
-    Text(String),
-}
-
-impl Channels {
-    fn to_vec(&self) -> Vec<String> {
-        match self {
-            Channels::None => Vec::new(),
-            Channels::List(v) => v.clone(),
-            Channels::Text(s) => s.split(',').map(|c| c.trim().to_string()).collect(),
-        }
-    }
 }
 
 /// One row of the summary table.
@@ -371,20 +328,6 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn created_at() -> anyhow::Result<String> {
-    let secs = match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(v) if !v.trim().is_empty() => v
-            .trim()
-            .parse::<i64>()
-            .with_context(|| format!("SOURCE_DATE_EPOCH={v:?} is not a number of seconds"))?,
-        _ => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
-    };
-    Ok(generate::files::rfc3339_utc(secs))
-}
-
 fn ca_bundle() -> Option<PathBuf> {
     let p = PathBuf::from(rootfs::HOST_CA_BUNDLE);
     p.is_file().then_some(p)
@@ -394,13 +337,14 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     let cfg = ReleaseConfig::load(&a.config)
         .with_context(|| format!("{}: cannot read the release config", a.config.display()))?;
     let base = a.config.parent().map(Path::to_path_buf).unwrap_or_default();
-    let bcfg: BundleConfig = yaml::load_one(&cfg.bundle_config).with_context(|| {
-        format!(
-            "{}: cannot read the bundle config (bundle-config in {})",
-            cfg.bundle_config.display(),
-            a.config.display()
-        )
-    })?;
+    let bcfg: super::bundle::GenerateConfig =
+        yaml::load_one(&cfg.bundle_config).with_context(|| {
+            format!(
+                "{}: cannot read the bundle config (bundle-config in {})",
+                cfg.bundle_config.display(),
+                a.config.display()
+            )
+        })?;
     let bundle_base = cfg
         .bundle_config
         .parent()
@@ -468,7 +412,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 .then(|| generate::DEFAULT_SCORECARD_IMAGE.to_string())
         }),
         extra_service_accounts: bcfg.extra_service_accounts.clone(),
-        created_at: created_at()?,
+        created_at: generate::files::created_at_for_new_content()?,
     };
     let operator_binary = a
         .operator_binary
