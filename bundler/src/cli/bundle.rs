@@ -165,7 +165,13 @@ fn resolve(args: GenerateArgs) -> Result<Resolved, String> {
         }
         None => (GenerateConfig::default(), PathBuf::new()),
     };
-    let rel = |p: PathBuf| if p.is_absolute() { p } else { base_dir.join(p) };
+    let rel = |p: PathBuf| {
+        if p.is_absolute() {
+            p
+        } else {
+            lexically_normal(&base_dir.join(p))
+        }
+    };
     let manifests = args
         .manifests
         .or_else(|| {
@@ -533,5 +539,46 @@ fn print_text(path: &Path, report: &Report, strict: bool) {
             "{}: FAILED: {errors} error(s), {warnings} warning(s)",
             path.display()
         );
+    }
+}
+
+/// `a/b/../c` -> `a/c`, without touching the file system, so messages show the path a user
+/// would type (`bundle`, not `operator/olm/../../bundle`). A leading `..` is kept.
+fn lexically_normal(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lexically_normal;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn config_relative_paths_are_shown_normalised() {
+        let n = |s: &str| lexically_normal(Path::new(s));
+        assert_eq!(n("operator/olm/../../bundle"), PathBuf::from("bundle"));
+        assert_eq!(n("./a/./b"), PathBuf::from("a/b"));
+        assert_eq!(n("../x/../y"), PathBuf::from("../y"));
+        assert_eq!(n("a/.."), PathBuf::from("."));
+        assert_eq!(n("/a/../b"), PathBuf::from("/b"));
     }
 }
