@@ -34,12 +34,12 @@ fn normalise(b: &Bundle) -> Vec<(String, Value)> {
         .iter()
         .map(|p| {
             if p.ty == "olm.bundle.object" {
-                let data = p.value["data"].as_str().unwrap_or_default();
-                let bytes = b64::decode(data).expect("base64");
+                let data = p.str_field("data").unwrap_or_default();
+                let bytes = b64::decode(&data).expect("base64");
                 let v: Value = serde_json::from_slice(&bytes).expect("json object");
                 (p.ty.clone(), v)
             } else {
-                (p.ty.clone(), p.value.clone())
+                (p.ty.clone(), p.value())
             }
         })
         .collect()

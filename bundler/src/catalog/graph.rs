@@ -105,11 +105,8 @@ pub fn build(cfg: &DeclarativeConfig, opts: &Options) -> Result<Vec<PackageGraph
                 count: pkgs.len(),
             });
         }
-        let v = pkgs[0]
-            .value
-            .get("version")
-            .and_then(|v| v.as_str())
-            .unwrap_or("");
+        let v = pkgs[0].str_field("version").unwrap_or_default();
+        let v = v.as_str();
         let parsed = semver_range::parse_version(v).map_err(|e| GraphError::Version {
             bundle: b.name.clone(),
             version: v.into(),

@@ -372,7 +372,6 @@ pub fn add_blob(
     value: Value,
     source: Source,
 ) -> Result<(), LoadError> {
-    let value = compact(value);
     let Value::Object(mut obj) = value else {
         return Err(blob_err(
             &source,
@@ -454,11 +453,13 @@ pub fn add_blob(
             d.source = source;
             cfg.deprecations.push(d);
         }
+        // Only blobs of unknown schemas are kept as trees; known ones become typed structs
+        // whose property values are raw JSON text.
         _ => cfg.others.push(Meta {
             schema,
             package,
             name,
-            blob: Value::Object(obj),
+            blob: compact(Value::Object(obj)),
             source,
         }),
     }

@@ -99,8 +99,8 @@ impl Bundle {
         self.properties
             .iter()
             .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
-            .filter_map(|p| p.value.get("data").and_then(|d| d.as_str()))
-            .filter_map(super::b64::decode)
+            .filter_map(|p| p.value_as::<super::property::BundleObject>().ok())
+            .filter_map(|o| super::b64::decode(&o.data))
             .filter_map(|bytes| String::from_utf8(bytes).ok())
             .collect()
     }

@@ -4,8 +4,14 @@
 //! that unknown types and fields survive a load/write round trip and a property that is never
 //! looked at is never rejected (opm only parses the properties of bundles). [`Property::parse`]
 //! gives the typed view of the well-known types; builders produce values with opm's key order.
+//!
+//! Values are held as compact JSON text (opm keeps `json.RawMessage`), not as value trees: a
+//! catalog's properties are most of its bytes, and a tree costs several allocations per node,
+//! so raw text keeps a loaded catalog near its size on disk. The gRPC server sends exactly
+//! this text.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 pub const TYPE_PACKAGE: &str = "olm.package";
@@ -18,13 +24,63 @@ pub const TYPE_CONSTRAINT: &str = "olm.constraint";
 pub const TYPE_CHANNEL: &str = "olm.channel";
 
 /// One property as written in the catalog.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Property {
     #[serde(rename = "type", default)]
     pub ty: String,
-    /// The value verbatim; `Null` when absent.
-    #[serde(default)]
-    pub value: Value,
+    /// The value as compact JSON, keys in the order read; `null` when absent.
+    #[serde(default = "null_raw", deserialize_with = "compact_raw")]
+    value: Box<RawValue>,
+}
+
+impl PartialEq for Property {
+    fn eq(&self, other: &Self) -> bool {
+        self.ty == other.ty && self.value.get() == other.value.get()
+    }
+}
+
+fn null_raw() -> Box<RawValue> {
+    RawValue::from_string("null".into()).unwrap_or_else(|_| unreachable!("null is JSON"))
+}
+
+/// Reads a value as raw JSON and drops insignificant whitespace, so a value read from
+/// indented JSON and the same value read from YAML are the same text.
+fn compact_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Box<RawValue>, D::Error> {
+    let raw = Box::<RawValue>::deserialize(d)?;
+    if !raw
+        .get()
+        .bytes()
+        .any(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+    {
+        return Ok(raw);
+    }
+    let text = minify(raw.get());
+    RawValue::from_string(text).map_err(serde::de::Error::custom)
+}
+
+/// Removes the whitespace between JSON tokens (not inside strings) of valid JSON text.
+pub fn minify(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !matches!(c, ' ' | '\n' | '\r' | '\t') {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `olm.package`: the bundle's own package and version.
@@ -189,19 +245,66 @@ pub struct PropertyError {
     pub message: String,
 }
 
-fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, String> {
-    T::deserialize(v).map_err(|e| e.to_string())
+/// Deserialises raw JSON into `T`; the message leaves out serde_json's position inside the
+/// value, which means nothing to a reader of the catalog file.
+fn typed<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, String> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        let m = e.to_string();
+        match m.rfind(" at line ") {
+            Some(i) => m[..i].to_string(),
+            None => m,
+        }
+    })
 }
 
 impl Property {
     /// Builds a property from a typed value (keys in the order of the Rust struct, which is
     /// opm's order).
     pub fn build<T: Serialize>(ty: &str, value: &T) -> Property {
+        // Serialising these plain structs cannot fail; a failure would give `null`.
+        let value = serde_json::value::to_raw_value(value).unwrap_or_else(|_| null_raw());
         Property {
             ty: ty.to_string(),
-            // Serialising these plain structs cannot fail.
-            value: serde_json::to_value(value).unwrap_or(Value::Null),
+            value,
         }
+    }
+
+    /// A property of any type with a JSON value.
+    pub fn new(ty: &str, value: &Value) -> Property {
+        Property::build(ty, value)
+    }
+
+    /// The value as compact JSON text (what opm keeps and serves).
+    pub fn raw(&self) -> &str {
+        self.value.get()
+    }
+
+    /// The value as a JSON tree (`Null` when absent). Parses the text: for occasional use.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.value.get()).unwrap_or(Value::Null)
+    }
+
+    /// The value read as `T`.
+    pub fn value_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        typed(&self.value)
+    }
+
+    /// A string field of an object value (`None` when absent or not a string).
+    pub fn str_field(&self, key: &str) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Field<'a>(#[serde(borrow)] std::collections::HashMap<&'a str, &'a RawValue>);
+        let Field(fields) = serde_json::from_str(self.value.get()).ok()?;
+        serde_json::from_str::<String>(fields.get(key)?.get()).ok()
+    }
+
+    /// Whether the value is missing or `null`.
+    pub fn is_null(&self) -> bool {
+        self.value.get() == "null"
+    }
+
+    /// Whether the value is a JSON object.
+    pub fn is_object(&self) -> bool {
+        self.value.get().starts_with('{')
     }
 
     pub fn package(name: &str, version: &str) -> Property {
@@ -265,7 +368,7 @@ impl Property {
             ty: self.ty.clone(),
             message,
         };
-        if self.value.is_null() {
+        if self.is_null() {
             return Err(fail("value must be set".into()));
         }
         Ok(match self.ty.as_str() {
@@ -297,7 +400,7 @@ impl Property {
 
     /// The compact JSON of the value, as opm stores it (`json.RawMessage`).
     pub fn value_json(&self) -> String {
-        serde_json::to_string(&self.value).unwrap_or_default()
+        self.value.get().to_string()
     }
 }
 
@@ -319,19 +422,13 @@ mod tests {
 
     #[test]
     fn wrong_types_name_the_index_and_type() {
-        let p = Property {
-            ty: TYPE_PACKAGE.into(),
-            value: json!({"packageName": 5}),
-        };
+        let p = Property::new(TYPE_PACKAGE, &json!({"packageName": 5}));
         let e = p.parse(3).unwrap_err().to_string();
         assert!(
             e.starts_with("parse property[3] of type \"olm.package\": "),
             "{e}"
         );
-        let missing = Property {
-            ty: "x".into(),
-            value: Value::Null,
-        };
+        let missing = Property::new("x", &Value::Null);
         assert!(missing.parse(0).is_err());
     }
 
@@ -346,11 +443,28 @@ mod tests {
 
     #[test]
     fn unknown_types_are_kept_raw() {
-        let p = Property {
-            ty: "vendor.thing".into(),
-            value: json!({"b": 1, "a": [true]}),
-        };
+        let p = Property::new("vendor.thing", &json!({"b": 1, "a": [true]}));
         assert_eq!(p.parse(0).unwrap(), TypedProperty::Other);
         assert_eq!(p.value_json(), r#"{"b":1,"a":[true]}"#);
+    }
+
+    #[test]
+    fn values_read_from_indented_json_and_from_trees_are_compact() {
+        let p: Property = serde_json::from_str(
+            "{\"type\": \"x\", \"value\": {\n  \"a\": \"b c\\\" d\",\n  \"n\": [1, 2]\n}}",
+        )
+        .unwrap();
+        assert_eq!(p.raw(), r#"{"a":"b c\" d","n":[1,2]}"#);
+        let q: Property =
+            serde_json::from_value(json!({"type": "x", "value": {"a": "b c\" d", "n": [1, 2]}}))
+                .unwrap();
+        assert_eq!(p, q);
+        let absent: Property = serde_json::from_str(r#"{"type": "x"}"#).unwrap();
+        assert!(absent.is_null());
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"type":"x","value":{"a":"b c\" d","n":[1,2]}}"#
+        );
+        assert_eq!(serde_json::to_value(&p).unwrap()["value"]["n"][1], 2);
     }
 }

@@ -450,8 +450,9 @@ pub fn render_semver(
             .properties
             .iter()
             .find(|p| p.ty == super::property::TYPE_PACKAGE)
-            .and_then(|p| p.value.get("version").and_then(Value::as_str))
-            .unwrap_or("");
+            .and_then(|p| p.str_field("version"))
+            .unwrap_or_default();
+        let v = v.as_str();
         let v = semver_range::parse_version(v).map_err(|e| {
             invalid(
                 path,

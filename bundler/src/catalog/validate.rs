@@ -42,7 +42,7 @@ pub fn bundle_facts(b: &Bundle, out: &mut Vec<Diagnostic>) -> BundleFacts {
         // opm checks only that these large values are JSON (which a loaded value is); a full
         // typed parse would copy every CSV description for nothing.
         if p.ty == super::property::TYPE_CSV_METADATA || p.ty == super::property::TYPE_CONSTRAINT {
-            if !p.value.is_object() {
+            if !p.is_object() {
                 out.push(
                     d(
                         "bundle-property-invalid",

@@ -150,17 +150,17 @@ fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache:
     for prop in &b.properties {
         match prop.ty.as_str() {
             TYPE_PACKAGE => {
-                if let Some(v) = prop.value.get("version").and_then(|v| v.as_str()) {
-                    version = v.to_string();
+                if let Some(v) = prop.str_field("version") {
+                    version = v;
                 }
             }
             TYPE_GVK => {
-                if let Ok(g) = serde_json::from_value::<Gvk>(prop.value.clone()) {
+                if let Ok(g) = prop.value_as::<Gvk>() {
                     provided.push(api_gvk(&g));
                 }
             }
             TYPE_GVK_REQUIRED => {
-                if let Ok(g) = serde_json::from_value::<Gvk>(prop.value.clone()) {
+                if let Ok(g) = prop.value_as::<Gvk>() {
                     required.push(api_gvk(&g));
                     // OLM reads dependency values in the legacy registry shape.
                     dependencies.push(api::Dependency {
@@ -173,8 +173,8 @@ fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache:
                 }
             }
             TYPE_PACKAGE_REQUIRED => {
-                let name = prop.value.get("packageName").and_then(|v| v.as_str());
-                let range = prop.value.get("versionRange").and_then(|v| v.as_str());
+                let name = prop.str_field("packageName");
+                let range = prop.str_field("versionRange");
                 if let (Some(name), Some(range)) = (name, range) {
                     dependencies.push(api::Dependency {
                         r#type: TYPE_PACKAGE.to_string(),
