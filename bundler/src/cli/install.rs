@@ -157,17 +157,34 @@ pub struct PublishArgs {
     /// Where to push the catalog image built for --bundle; a reference without a tag gets the
     /// CSV name as tag [default: the bundle's repository with `-index` appended, tagged with
     /// the CSV name]. The cluster must be able to pull it.
-    #[arg(long, value_name = "REF", requires = "bundle")]
+    #[arg(long, value_name = "REF")]
     pub index_image: Option<String>,
     /// The olm binary the catalog image serves the catalog with (Linux, for the cluster's
     /// architecture) [default: this olm].
-    #[arg(long, value_name = "PATH", requires = "bundle")]
+    #[arg(long, value_name = "PATH")]
     pub olm_binary: Option<PathBuf>,
     #[command(flatten)]
     pub registry: super::image::RegistryArgs,
 }
 
 impl PublishArgs {
+    /// `--index-image`/`--olm-binary` without `--bundle` is a usage mistake (exit 2): nothing
+    /// would be built.
+    fn unused_without_bundle(&self, bundle: Option<&String>) -> Option<ExitCode> {
+        let flag = match (&self.index_image, &self.olm_binary) {
+            (Some(_), _) => "--index-image",
+            (None, Some(_)) => "--olm-binary",
+            (None, None) => return None,
+        };
+        if bundle.is_some() {
+            return None;
+        }
+        eprintln!(
+            "error: {flag} applies only with --bundle (it names how the bundle's catalog is built)"
+        );
+        Some(ExitCode::from(2))
+    }
+
     /// The catalog image build of `olm catalog build` (host CA bundle when present,
     /// SOURCE_DATE_EPOCH) and the registry options of `olm image push`.
     fn catalog_build(&self) -> anyhow::Result<CatalogBuild> {
@@ -354,6 +371,9 @@ fn report_flow_error(progress: &mut CliProgress, err: FlowError) -> anyhow::Resu
 }
 
 pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
+    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
+        return Ok(code);
+    }
     let mut progress = CliProgress::new();
     let spec = match (&args.bundle, &args.catalog, &args.package) {
         (Some(bundle), _, package) => {
@@ -444,6 +464,9 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
+        return Ok(code);
+    }
     if let Some(bundle) = &args.bundle {
         return upgrade_bundle(&args, bundle).await;
     }

@@ -127,9 +127,9 @@ pub enum BundleCatalogError {
     )]
     NotNewer {
         csv: String,
-        version: Version,
+        version: String,
         installed: String,
-        installed_version: Version,
+        installed_version: String,
     },
     #[error("{csv} is already in package {package:?} of catalog image {reference}")]
     AlreadyInCatalog {
@@ -429,9 +429,9 @@ pub fn add_upgrade(
     if b.version <= installed_bundle.version {
         return Err(BundleCatalogError::NotNewer {
             csv: b.csv.clone(),
-            version: b.version.clone(),
+            version: b.version.to_string(),
             installed: installed.to_string(),
-            installed_version: installed_bundle.version.clone(),
+            installed_version: installed_bundle.version.to_string(),
         });
     }
     let entry = ChannelEntry {
