@@ -150,6 +150,7 @@ async fn install_bundle_pushes_a_one_bundle_catalog_and_subscribes_to_it() {
         bundle_image: bundle.clone(),
         index_image: None,
         channel: None,
+        package: None,
         build: build(RegistryOptions::default()),
     };
     let prepared = bundle_flow::prepare_install(&req, &mut Recorder::default())
@@ -238,6 +239,7 @@ async fn install_bundle_takes_channel_and_index_image_flags() {
             // No tag: the CSV name becomes the tag.
             index_image: Some(reg.image("team/catalogs")),
             channel: Some("candidate".into()),
+            package: Some("demo".into()),
             build: build(creds),
         },
         &mut Recorder::default(),
@@ -249,6 +251,32 @@ async fn install_bundle_takes_channel_and_index_image_flags() {
     let fbc = render(&reg, &prepared.index_image);
     assert_eq!(blobs(&fbc, "olm.package")[0]["defaultChannel"], "candidate");
     assert_eq!(blobs(&fbc, "olm.channel")[0]["name"], "candidate");
+
+    // --package must match the bundle; a mismatch stops before anything is pushed.
+    let err = bundle_flow::prepare_install(
+        &BundleInstall {
+            bundle_image: reg.image("demo-bundle:v1.2.0"),
+            index_image: Some(reg.image("team/wrong:x")),
+            channel: None,
+            package: Some("other".into()),
+            build: build(RegistryOptions {
+                creds: Some(Credentials::new(registry::USER, registry::PASSWORD)),
+                ..Default::default()
+            }),
+        },
+        &mut Recorder::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("holds demo.v1.2.0 of package \"demo\", not of package \"other\""),
+        "{err}"
+    );
+    let mut args = vec!["inspect".to_string()];
+    args.extend(reg.skopeo_inspect_args());
+    args.push(format!("docker://{}", reg.image("team/wrong:x")));
+    assert!(!registry::skopeo(&args).status.success(), "nothing pushed");
 }
 
 #[tokio::test]
@@ -267,6 +295,7 @@ async fn registry_failures_are_clear_and_show_no_secret() {
             bundle_image: bundle.clone(),
             index_image: None,
             channel: None,
+            package: None,
             build: build(RegistryOptions {
                 creds: Some(Credentials::new(registry::USER, wrong)),
                 retries: 0,
@@ -295,6 +324,7 @@ async fn registry_failures_are_clear_and_show_no_secret() {
             bundle_image: bundle,
             index_image: Some(format!("127.0.0.1:{dead}/demo-index:x")),
             channel: None,
+            package: None,
             build: build(RegistryOptions {
                 creds: Some(Credentials::new(registry::USER, registry::PASSWORD)),
                 retries: 0,
@@ -320,6 +350,7 @@ async fn registry_failures_are_clear_and_show_no_secret() {
             bundle_image: format!("oci:{}:v1", tmp.path().display()),
             index_image: None,
             channel: None,
+            package: None,
             build: build(RegistryOptions::default()),
         },
         &mut Recorder::default(),
@@ -342,6 +373,7 @@ async fn installed_from_bundle(reg: &Registry, tmp: &Path) -> (Objects, String) 
             bundle_image: v1,
             index_image: None,
             channel: None,
+            package: None,
             build: build(RegistryOptions::default()),
         },
         &mut Recorder::default(),
@@ -521,7 +553,7 @@ async fn upgrade_bundle_refuses_what_it_cannot_do_and_changes_nothing() {
     assert_eq!(
         err,
         format!(
-            "bundle image {other} holds other.v3.0.0 of package \"other\", not of the installed package \"demo\""
+            "bundle image {other} holds other.v3.0.0 of package \"other\", not of package \"demo\""
         )
     );
 

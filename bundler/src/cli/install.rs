@@ -391,21 +391,13 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
                 bundle_image: bundle.clone(),
                 index_image: args.publish.index_image.clone(),
                 channel: args.spec.channel.clone(),
+                package: package.clone(),
                 build: args.publish.catalog_build()?,
             };
             let prepared = match bundle_flow::prepare_install(&req, &mut progress).await {
                 Ok(p) => p,
                 Err(e) => return report_flow_error(&mut progress, e),
             };
-            if let Some(p) = package
-                && *p != prepared.package
-            {
-                anyhow::bail!(
-                    "--package {p}: bundle image {bundle} holds {} of package {:?}",
-                    prepared.csv,
-                    prepared.package
-                );
-            }
             let mut spec = args
                 .spec
                 .with_package(&prepared.package)

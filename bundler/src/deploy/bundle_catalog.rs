@@ -79,8 +79,8 @@ pub enum BundleCatalogError {
         source: load::LoadErrors,
     },
     #[error(
-        "bundle image {reference} holds {csv} of package {bundle_package:?}, not of the installed \
-         package {package:?}"
+        "bundle image {reference} holds {csv} of package {bundle_package:?}, not of package \
+         {package:?}"
     )]
     OtherPackage {
         reference: String,

@@ -28,6 +28,9 @@ pub struct BundleInstall {
     pub index_image: Option<String>,
     /// The channel to publish the bundle in [default: the bundle's default channel].
     pub channel: Option<String>,
+    /// `--package`: when given, the bundle must belong to it (checked before anything is
+    /// pushed).
+    pub package: Option<String>,
     pub build: CatalogBuild,
 }
 
@@ -79,6 +82,17 @@ pub async fn prepare_install(
 
     progress.step(&format!("Pulling bundle image {}", req.bundle_image));
     let bundle = bundle_catalog::pull_bundle(&req.bundle_image, &req.build.registry).await?;
+    if let Some(package) = &req.package
+        && *package != bundle.package
+    {
+        return Err(BundleCatalogError::OtherPackage {
+            reference: bundle.reference.clone(),
+            csv: bundle.csv.clone(),
+            bundle_package: bundle.package.clone(),
+            package: package.clone(),
+        }
+        .into());
+    }
     progress.done(&describe(&bundle));
 
     let channel = bundle.channel(req.channel.as_deref())?;
