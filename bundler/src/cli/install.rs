@@ -381,12 +381,11 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
             if let Some(p) = package {
                 args.spec.with_package(p).to_spec(bundle)?;
             }
+            // Quietly: the install below shows this step once OLM is known to be there.
             let client = args.cluster.client().await?;
-            progress.step("Checking that OLM is installed");
             if let Err(e) = flow::check_olm(&client).await {
                 return report_flow_error(&mut progress, e);
             }
-            progress.done("OLM APIs found");
             let req = BundleInstall {
                 bundle_image: bundle.clone(),
                 index_image: args.publish.index_image.clone(),
