@@ -646,6 +646,20 @@ fn cli_usage_errors_exit_2_and_bundle_installs_reach_the_cluster_first() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("nope.yaml"), "{}", text(&out));
     assert!(!text(&out).contains("Pulling"), "{}", text(&out));
+
+    // Bad install flags are reported before the cluster is even contacted.
+    let out = olm(&[
+        "install",
+        "--bundle",
+        "127.0.0.1:1/demo-bundle:v1",
+        "--install-mode",
+        "single",
+        "--kubeconfig",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("--target-namespaces"), "{}", text(&out));
+    assert!(!text(&out).contains("nope.yaml"), "{}", text(&out));
 }
 
 /// The catalog rules of an upgrade, offline: bundles read from directories as if pulled.

@@ -375,14 +375,25 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let mut progress = CliProgress::new();
-    let spec = match (&args.bundle, &args.catalog, &args.package) {
-        (Some(bundle), _, package) => {
-            // Check the flags and reach the cluster before building anything.
-            if let Some(p) = package {
-                args.spec.with_package(p).to_spec(bundle)?;
-            }
+    // Check the flags before reaching the cluster, and both before building anything. With
+    // --bundle and no --package the package is not known yet: the check uses a stand-in name
+    // (it only feeds defaults, never what the user typed).
+    let image = match (&args.bundle, &args.catalog) {
+        (Some(bundle), _) => bundle,
+        (None, Some(catalog)) => catalog,
+        // clap requires --catalog unless --bundle is given.
+        (None, None) => {
+            anyhow::bail!("pass --catalog <image> --package <name>, or --bundle <image>")
+        }
+    };
+    let checked = args
+        .spec
+        .with_package(args.package.as_deref().unwrap_or("bundle-package"))
+        .to_spec(image)?;
+    let client = args.cluster.client().await?;
+    let spec = match (&args.bundle, &args.package) {
+        (Some(bundle), package) => {
             // Quietly: the install below shows this step once OLM is known to be there.
-            let client = args.cluster.client().await?;
             if let Err(e) = flow::check_olm(&client).await {
                 return report_flow_error(&mut progress, e);
             }
@@ -405,17 +416,12 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
             if spec.starting_csv.is_none() {
                 spec.starting_csv = Some(prepared.csv.clone());
             }
-            eprintln!(
-                "catalog image {} ({})",
-                prepared.index_image, prepared.catalog_image
-            );
             spec
         }
-        (None, Some(catalog), Some(package)) => args.spec.with_package(package).to_spec(catalog)?,
-        // clap requires --catalog and --package unless --bundle is given.
-        _ => anyhow::bail!("pass --catalog <image> --package <name>, or --bundle <image>"),
+        (None, Some(_)) => checked,
+        // clap requires --package unless --bundle is given.
+        (None, None) => anyhow::bail!("pass --package <name> with --catalog"),
     };
-    let client = args.cluster.client().await?;
     match flow::install(
         &client,
         &spec,
