@@ -724,3 +724,43 @@ fn upgrade_catalog_chains_to_the_installed_head_only() {
         "catalog image cat:v2: package \"demo\" has no channel \"fast\" (channels: stable)"
     );
 }
+
+/// A TLS registry with a private CA: `--ca-file` reaches both the bundle pull and the push.
+#[tokio::test]
+async fn install_bundle_over_tls_with_a_private_ca() {
+    if !tools() || !registry::have("openssl") {
+        return;
+    }
+    let Some(reg) = Registry::start(Variant::Tls) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = push_bundle(&reg, tmp.path(), "demo", "1.0.0");
+    let req = |ca: Option<PathBuf>| BundleInstall {
+        bundle_image: bundle.clone(),
+        index_image: None,
+        channel: None,
+        package: None,
+        build: build(RegistryOptions {
+            ca_file: ca,
+            retries: 0,
+            ..Default::default()
+        }),
+    };
+    let err = bundle_flow::prepare_install(&req(None), &mut Recorder::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--ca-file"),
+        "says how to trust the registry: {err}"
+    );
+    let prepared =
+        bundle_flow::prepare_install(&req(Some(reg.ca_cert())), &mut Recorder::default())
+            .await
+            .unwrap();
+    assert_eq!(
+        skopeo_digest(&reg, &prepared.index_image),
+        prepared.catalog_image.split_once('@').unwrap().1
+    );
+}
