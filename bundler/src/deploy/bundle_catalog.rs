@@ -567,11 +567,17 @@ pub struct Published {
 }
 
 /// Writes `cfg` as a catalog directory: `<dir>/<package>/catalog.json` per package (as opm's
-/// `WriteFS` lays it out), blobs of no package in `<dir>/catalog.json`.
+/// `WriteFS` lays it out), blobs of no package in `<dir>/catalog.json`. A package name that is
+/// not a plain file name (a pulled catalog is input) goes to `<dir>/catalog.json` as well, so
+/// nothing is written outside `dir`.
 pub fn write_catalog_dir(cfg: &DeclarativeConfig, dir: &Path) -> Result<()> {
     let mut by_package: BTreeMap<String, DeclarativeConfig> = BTreeMap::new();
-    let known: std::collections::BTreeSet<&str> =
-        cfg.packages.iter().map(|p| p.name.as_str()).collect();
+    let known: std::collections::BTreeSet<&str> = cfg
+        .packages
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|n| !n.is_empty() && !matches!(*n, "." | "..") && !n.contains(['/', '\\']))
+        .collect();
     let key = |p: &str| {
         if known.contains(p) {
             p.to_string()
@@ -733,6 +739,30 @@ mod tests {
         assert_eq!(csv_tag("op.v1.0.0+build"), "op.v1.0.0-build");
         assert!(is_valid_tag(&csv_tag(&"x".repeat(300))));
         assert!(is_valid_tag(&csv_tag(".hidden")));
+    }
+
+    #[test]
+    fn catalog_files_stay_inside_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = DeclarativeConfig {
+            packages: vec![
+                Package {
+                    name: "good".into(),
+                    ..Default::default()
+                },
+                Package {
+                    name: "../escape".into(),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let root = dir.path().join("configs");
+        write_catalog_dir(&cfg, &root).unwrap();
+        assert!(root.join("good/catalog.json").is_file());
+        let rest = std::fs::read_to_string(root.join("catalog.json")).unwrap();
+        assert!(rest.contains("../escape"), "{rest}");
+        assert!(!dir.path().join("escape").exists());
     }
 
     #[test]
