@@ -7,6 +7,13 @@
 //! Optional: `E2E_PACKAGE` (reverse-words-operator), `E2E_CHANNEL` (stable) and
 //! `E2E_STARTING_CSV`: a CSV that is not the channel head, so there is something to upgrade
 //! to (without it the upgrade step is skipped with a SKIP line).
+//!
+//! The `--bundle` test needs `E2E_KUBECONFIG` and `E2E_BUNDLE_IMAGE` (a bundle image of
+//! `E2E_PACKAGE` the cluster can pull, e.g. `localhost:5001/reverse-words-operator-bundle:v0.2.0`
+//! on kind with a local registry); optional `E2E_NEXT_BUNDLE_IMAGE` (a newer bundle of the same
+//! package, for `olm upgrade --bundle`), `E2E_INDEX_IMAGE` (where to push the catalogs) and
+//! `E2E_OLM_BINARY` (the olm the catalog image serves with; default this build). Registry
+//! credentials come from the usual auth files or `OLM_REGISTRY_CREDS`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -129,6 +136,100 @@ async fn install_use_upgrade_uninstall_on_a_real_cluster() {
     let st = olm(&status_args);
     assert_eq!(st.status.code(), Some(1), "status after uninstall");
 
+    let namespaces: Api<Namespace> = Api::all(client);
+    let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
+}
+
+#[tokio::test]
+async fn install_bundle_upgrade_bundle_uninstall_on_a_real_cluster() {
+    let Ok(kubeconfig) = std::env::var("E2E_KUBECONFIG") else {
+        println!("SKIP: E2E_KUBECONFIG not set; no cluster with OLM to install into");
+        return;
+    };
+    let Ok(bundle) = std::env::var("E2E_BUNDLE_IMAGE") else {
+        println!("SKIP: E2E_BUNDLE_IMAGE not set; no bundle image to install from");
+        return;
+    };
+    let package = std::env::var("E2E_PACKAGE").unwrap_or_else(|_| "reverse-words-operator".into());
+    let next = std::env::var("E2E_NEXT_BUNDLE_IMAGE").ok();
+    let index = std::env::var("E2E_INDEX_IMAGE").ok();
+    let olm_binary = std::env::var("E2E_OLM_BINARY").ok();
+    let ns = format!("olm-e2e-bundle-{}", std::process::id());
+    let mut publish: Vec<&str> = Vec::new();
+    if let Some(i) = &index {
+        publish.extend(["--index-image", i.as_str()]);
+    }
+    if let Some(b) = &olm_binary {
+        publish.extend(["--olm-binary", b.as_str()]);
+    }
+    let common = ["--kubeconfig", kubeconfig.as_str(), "--timeout", "10m"];
+
+    let mut install = vec!["install", "--bundle", bundle.as_str(), "-n", ns.as_str()];
+    install.extend(&publish);
+    install.extend(common);
+    assert!(olm(&install).status.success(), "install --bundle");
+
+    let status_args = [
+        "status",
+        package.as_str(),
+        "-n",
+        ns.as_str(),
+        "-o",
+        "json",
+        "--kubeconfig",
+        kubeconfig.as_str(),
+    ];
+    let st = olm(&status_args);
+    assert!(st.status.success(), "status after install --bundle");
+    let report: Value = serde_json::from_slice(&st.stdout).expect("status JSON");
+    let first = report["subscription"]["installedCSV"].clone();
+    assert!(
+        report["catalogSource"]["image"]
+            .as_str()
+            .is_some_and(|i| i.contains("@sha256:")),
+        "the CatalogSource serves the pinned catalog image: {report}"
+    );
+
+    if let Some(next) = &next {
+        let mut up = vec![
+            "upgrade",
+            package.as_str(),
+            "--bundle",
+            next.as_str(),
+            "-n",
+            ns.as_str(),
+        ];
+        up.extend(&publish);
+        up.extend(common);
+        assert!(olm(&up).status.success(), "upgrade --bundle");
+        let st = olm(&status_args);
+        assert!(st.status.success(), "status after upgrade --bundle");
+        let report: Value = serde_json::from_slice(&st.stdout).expect("status JSON");
+        assert_eq!(report["csv"]["phase"], "Succeeded");
+        assert_ne!(report["subscription"]["installedCSV"], first);
+    } else {
+        println!("SKIP: E2E_NEXT_BUNDLE_IMAGE not set; upgrade --bundle step not run");
+    }
+
+    let mut un = vec![
+        "uninstall",
+        package.as_str(),
+        "-n",
+        ns.as_str(),
+        "--delete-crds",
+        "--delete-operator-group",
+    ];
+    un.extend(common);
+    assert!(olm(&un).status.success(), "uninstall");
+    assert_eq!(
+        olm(&status_args).status.code(),
+        Some(1),
+        "status after uninstall"
+    );
+
+    let client = olm_bundler::deploy::cluster::client(Some(Path::new(&kubeconfig)), None)
+        .await
+        .expect("E2E_KUBECONFIG usable");
     let namespaces: Api<Namespace> = Api::all(client);
     let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
 }

@@ -22,6 +22,9 @@ pub struct GenerateArgs {
     /// Catalog image the CatalogSource serves (overridable later through kustomize `images:`).
     #[arg(long)]
     pub catalog_image: String,
+    /// OLM package to subscribe to (the catalog's `olm.package` name).
+    #[arg(long)]
+    pub package: String,
     #[command(flatten)]
     pub spec: SpecArgs,
     /// The operator's own manifests for the plain install: a directory of YAML files, or `-`
@@ -43,7 +46,10 @@ pub async fn run(cmd: DeployCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
-    let spec = args.spec.to_spec(&args.catalog_image)?;
+    let spec = args
+        .spec
+        .with_package(&args.package)
+        .to_spec(&args.catalog_image)?;
     let plain = match args.manifests.as_deref() {
         None => None,
         Some("-") => {

@@ -6,9 +6,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use kube::Client;
+use olm_bundler::deploy::bundle_catalog::CatalogBuild;
+use olm_bundler::deploy::bundle_flow::{self, BundleInstall, BundleUpgrade};
 use olm_bundler::deploy::flow::{self, FlowError, FlowOptions, Progress};
 use olm_bundler::deploy::objects::{
     Approval, CatalogSpec, InstallMode, InstallSpec, Targets, parse_go_duration,
@@ -17,13 +20,15 @@ use olm_bundler::deploy::objects::{
 /// The flags that decide the OLM objects, shared by `olm install` and `olm deploy generate`.
 #[derive(Debug, Clone, Args)]
 pub struct SpecArgs {
-    /// OLM package to subscribe to (the catalog's `olm.package` name).
-    #[arg(long)]
+    /// OLM package to subscribe to. Not a flag here: each command declares `--package` itself
+    /// (`olm install --bundle` learns it from the bundle) and fills this in.
+    #[arg(skip)]
     pub package: String,
     /// Namespace of the CatalogSource, OperatorGroup and Subscription [default: the package name].
     #[arg(long, short = 'n')]
     pub namespace: Option<String>,
-    /// Channel to follow [default: the package's default channel].
+    /// Channel to follow [default: the package's default channel; with --bundle, the bundle's
+    /// default channel, which the built catalog publishes it in].
     #[arg(long)]
     pub channel: Option<String>,
     /// Namespaces the operator watches: own (its namespace), single, multi, all.
@@ -68,6 +73,14 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 }
 
 impl SpecArgs {
+    /// A copy naming `package`.
+    pub fn with_package(&self, package: &str) -> SpecArgs {
+        SpecArgs {
+            package: package.to_string(),
+            ..self.clone()
+        }
+    }
+
     /// Resolves defaults and checks the combination.
     pub fn to_spec(&self, catalog_image: &str) -> anyhow::Result<InstallSpec> {
         let package = self.package.clone();
@@ -138,13 +151,83 @@ impl ClusterArgs {
     }
 }
 
+/// How `--bundle` publishes the catalog it builds: shared by `olm install` and `olm upgrade`.
+#[derive(Debug, Clone, Args)]
+pub struct PublishArgs {
+    /// Where to push the catalog image built for --bundle; a reference without a tag gets the
+    /// CSV name as tag [default: the bundle's repository with `-index` appended, tagged with
+    /// the CSV name]. The cluster must be able to pull it.
+    #[arg(long, value_name = "REF")]
+    pub index_image: Option<String>,
+    /// The olm binary the catalog image serves the catalog with (Linux, for the cluster's
+    /// architecture) [default: this olm].
+    #[arg(long, value_name = "PATH")]
+    pub olm_binary: Option<PathBuf>,
+    #[command(flatten)]
+    pub registry: super::image::RegistryArgs,
+}
+
+impl PublishArgs {
+    /// `--index-image`/`--olm-binary` without `--bundle` is a usage mistake (exit 2): nothing
+    /// would be built.
+    fn unused_without_bundle(&self, bundle: Option<&String>) -> Option<ExitCode> {
+        let flag = match (&self.index_image, &self.olm_binary) {
+            (Some(_), _) => "--index-image",
+            (None, Some(_)) => "--olm-binary",
+            (None, None) => return None,
+        };
+        if bundle.is_some() {
+            return None;
+        }
+        eprintln!(
+            "error: {flag} applies only with --bundle (it names how the bundle's catalog is built)"
+        );
+        Some(ExitCode::from(2))
+    }
+
+    /// The catalog image build of `olm catalog build` (host CA bundle when present,
+    /// SOURCE_DATE_EPOCH) and the registry options of `olm image push`.
+    fn catalog_build(&self) -> anyhow::Result<CatalogBuild> {
+        let mut registry = self.registry.options()?;
+        // The step spinners already show the push; per-blob bars would fight with them.
+        registry.progress = false;
+        let olm_binary = match &self.olm_binary {
+            Some(p) => p.clone(),
+            None => std::env::current_exe().context("finding the running olm binary")?,
+        };
+        let host_ca = PathBuf::from(olm_bundler::image::rootfs::HOST_CA_BUNDLE);
+        Ok(CatalogBuild {
+            olm_binary,
+            ca_bundle: host_ca.is_file().then_some(host_ca),
+            created: olm_bundler::image::source_date_epoch()?,
+            labels: Default::default(),
+            registry,
+        })
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct InstallArgs {
     /// Catalog image to serve through a grpc CatalogSource (e.g. quay.io/org/catalog:v1).
-    #[arg(long = "catalog", visible_alias = "catalog-image")]
-    pub catalog: String,
+    #[arg(
+        long = "catalog",
+        visible_alias = "catalog-image",
+        required_unless_present = "bundle",
+        conflicts_with = "bundle"
+    )]
+    pub catalog: Option<String>,
+    /// A bundle image with no catalog yet (like `operator-sdk run bundle`): a one-bundle
+    /// catalog image is built, pushed to --index-image, and installed.
+    #[arg(long, value_name = "IMAGE")]
+    pub bundle: Option<String>,
+    /// OLM package to subscribe to (the catalog's `olm.package` name); with --bundle, taken
+    /// from the bundle (and checked when given).
+    #[arg(long, required_unless_present = "bundle")]
+    pub package: Option<String>,
     #[command(flatten)]
     pub spec: SpecArgs,
+    #[command(flatten)]
+    pub publish: PublishArgs,
     /// Approve the InstallPlan when --approval Manual (otherwise stop and say how).
     #[arg(long)]
     pub approve: bool,
@@ -160,11 +243,22 @@ pub struct UpgradeArgs {
     #[arg(long, short = 'n')]
     pub namespace: Option<String>,
     /// Point the Subscription's CatalogSource at this catalog image first.
-    #[arg(long = "catalog", visible_alias = "catalog-image")]
+    #[arg(
+        long = "catalog",
+        visible_alias = "catalog-image",
+        conflicts_with = "bundle"
+    )]
     pub catalog: Option<String>,
     /// Switch the Subscription to this channel first.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "bundle")]
     pub channel: Option<String>,
+    /// Move to this bundle image (like `operator-sdk run bundle-upgrade`): it is added to the
+    /// CatalogSource's catalog, replacing the installed CSV, and the new catalog image is
+    /// pushed to --index-image and served.
+    #[arg(long, value_name = "IMAGE")]
+    pub bundle: Option<String>,
+    #[command(flatten)]
+    pub publish: PublishArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -277,9 +371,57 @@ fn report_flow_error(progress: &mut CliProgress, err: FlowError) -> anyhow::Resu
 }
 
 pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
-    let spec = args.spec.to_spec(&args.catalog)?;
-    let client = args.cluster.client().await?;
+    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
+        return Ok(code);
+    }
     let mut progress = CliProgress::new();
+    // Check the flags before reaching the cluster, and both before building anything. With
+    // --bundle and no --package the package is not known yet: the check uses a stand-in name
+    // (it only feeds defaults, never what the user typed).
+    let image = match (&args.bundle, &args.catalog) {
+        (Some(bundle), _) => bundle,
+        (None, Some(catalog)) => catalog,
+        // clap requires --catalog unless --bundle is given.
+        (None, None) => {
+            anyhow::bail!("pass --catalog <image> --package <name>, or --bundle <image>")
+        }
+    };
+    let checked = args
+        .spec
+        .with_package(args.package.as_deref().unwrap_or("bundle-package"))
+        .to_spec(image)?;
+    let client = args.cluster.client().await?;
+    let spec = match (&args.bundle, &args.package) {
+        (Some(bundle), package) => {
+            // Quietly: the install below shows this step once OLM is known to be there.
+            if let Err(e) = flow::check_olm(&client).await {
+                return report_flow_error(&mut progress, e);
+            }
+            let req = BundleInstall {
+                bundle_image: bundle.clone(),
+                index_image: args.publish.index_image.clone(),
+                channel: args.spec.channel.clone(),
+                package: package.clone(),
+                build: args.publish.catalog_build()?,
+            };
+            let prepared = match bundle_flow::prepare_install(&req, &mut progress).await {
+                Ok(p) => p,
+                Err(e) => return report_flow_error(&mut progress, e),
+            };
+            let mut spec = args
+                .spec
+                .with_package(&prepared.package)
+                .to_spec(&prepared.catalog_image)?;
+            spec.channel = Some(prepared.channel.clone());
+            if spec.starting_csv.is_none() {
+                spec.starting_csv = Some(prepared.csv.clone());
+            }
+            spec
+        }
+        (None, Some(_)) => checked,
+        // clap requires --package unless --bundle is given.
+        (None, None) => anyhow::bail!("pass --package <name> with --catalog"),
+    };
     match flow::install(
         &client,
         &spec,
@@ -319,6 +461,12 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
+        return Ok(code);
+    }
+    if let Some(bundle) = &args.bundle {
+        return upgrade_bundle(&args, bundle).await;
+    }
     let client = args.cluster.client().await?;
     let spec = flow::UpgradeSpec {
         namespace: args.namespace.unwrap_or_else(|| args.package.clone()),
@@ -338,6 +486,45 @@ pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                     "Upgraded {} from {} to {} (InstallPlan {ip}).",
                     spec.package, out.from, out.to
                 ),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => report_flow_error(&mut progress, e),
+    }
+}
+
+async fn upgrade_bundle(args: &UpgradeArgs, bundle: &str) -> anyhow::Result<ExitCode> {
+    let client = args.cluster.client().await?;
+    let req = BundleUpgrade {
+        namespace: args
+            .namespace
+            .clone()
+            .unwrap_or_else(|| args.package.clone()),
+        package: args.package.clone(),
+        bundle_image: bundle.to_string(),
+        index_image: args.publish.index_image.clone(),
+        build: args.publish.catalog_build()?,
+    };
+    let mut progress = CliProgress::new();
+    match bundle_flow::upgrade_bundle(&client, &req, args.cluster.flow_options(), &mut progress)
+        .await
+    {
+        Ok(out) => {
+            println!(
+                "Upgraded {} from {} to {} (InstallPlan {}; CatalogSource {} now serves {}).",
+                req.package,
+                out.from,
+                out.to,
+                out.install_plan,
+                out.catalog_source,
+                out.catalog_image
+            );
+            if out.to != out.bundle_csv {
+                eprintln!(
+                    "warning: OLM installed {}, not the bundle's {}: another entry of channel {} \
+                     replaces {}",
+                    out.to, out.bundle_csv, out.channel, out.from
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -86,6 +86,9 @@ pub enum FlowError {
         #[source]
         source: kube::Error,
     },
+    /// Building or publishing the catalog of a `--bundle` install or upgrade failed.
+    #[error(transparent)]
+    Bundle(#[from] super::bundle_catalog::BundleCatalogError),
     /// A wait failed or timed out; `diagnostics` has what the cluster says about why.
     #[error("{source}")]
     Wait {
@@ -648,6 +651,18 @@ pub async fn upgrade(
             package: spec.package.clone(),
             namespace: spec.namespace.clone(),
         })?;
+    upgrade_subscription(client, spec, sub, wait_opts, progress).await
+}
+
+/// [`upgrade`] once OLM is known to be there and the package's Subscription `sub` was found
+/// (`olm upgrade --bundle` has both by then).
+pub(super) async fn upgrade_subscription(
+    client: &Client,
+    spec: &UpgradeSpec,
+    sub: Subscription,
+    wait_opts: WaitOptions,
+    progress: &mut dyn Progress,
+) -> Result<UpgradeOutcome, FlowError> {
     let sub_name = sub.metadata.name.clone().unwrap_or_default();
     let from = sub
         .status

@@ -8,7 +8,11 @@
 //! - [`wait`]: reusable polling waits with a deadline and a progress callback.
 //! - [`cluster`]: a kube client from the user's kubeconfig.
 //! - [`flow`]: install, upgrade, uninstall and status against the API server.
+//! - [`bundle_catalog`]: the catalog built and pushed on the fly for `--bundle` installs and
+//!   upgrades; [`bundle_flow`] runs those against the cluster.
 
+pub mod bundle_catalog;
+pub mod bundle_flow;
 pub mod cluster;
 pub mod flow;
 pub mod generate;
