@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod deploy;
 pub mod fsx;
 pub mod image;
+pub mod par;
 pub mod release;
 pub mod serve;
 pub mod yaml;

@@ -128,38 +128,11 @@ fn walk(
 
 /// Parses the files on all cores and merges them in the given order.
 pub fn load_files(files: &[PathBuf]) -> Result<DeclarativeConfig, LoadErrors> {
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(files.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Option<Result<DeclarativeConfig, LoadError>>> =
-        (0..files.len()).map(|_| None).collect();
-    let slots: Vec<std::sync::Mutex<Option<Result<DeclarativeConfig, LoadError>>>> = (0..files
-        .len())
-        .map(|_| std::sync::Mutex::new(None))
-        .collect();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(path) = files.get(i) else { break };
-                    let r = load_file(path);
-                    if let Ok(mut slot) = slots[i].lock() {
-                        *slot = Some(r);
-                    }
-                }
-            });
-        }
-    });
-    for (i, slot) in slots.into_iter().enumerate() {
-        results[i] = slot.into_inner().ok().flatten();
-    }
+    let results = crate::par::map(files, |path| load_file(path));
     tracing::debug!(files = files.len(), "parsed");
     let mut cfg = DeclarativeConfig::default();
     let mut errors = Vec::new();
-    for r in results.into_iter().flatten() {
+    for r in results {
         match r {
             Ok(c) => cfg.merge(c),
             Err(e) => errors.push(e),
@@ -188,7 +161,7 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<DeclarativeConfig, LoadEr
         load_json_stream(&file, text, &mut cfg)?;
     } else {
         for (line, doc) in yaml_documents(text) {
-            let value: Value = yaml::parse_one(path, doc).map_err(|e| shift_line(e, line - 1))?;
+            let value = yaml::parse_value(path, doc).map_err(|e| shift_line(e, line - 1))?;
             if value.is_null() {
                 continue;
             }

@@ -131,7 +131,7 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    let (cache_dir, _temp) = match &a.cache_dir {
+    let (cache_dir, temp) = match &a.cache_dir {
         Some(d) => (d.clone(), None),
         None => {
             let d = std::env::temp_dir().join(format!("olm-serve-cache-{}", std::process::id()));
@@ -150,12 +150,17 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     // (With integrity enforced there is nothing to build: `open` checks and fails instead.)
     let mut built = false;
     if integrity == Integrity::Rebuild {
-        let catalog = a.catalog.clone();
-        let dir = cache_dir.clone();
-        let fresh = tokio::task::spawn_blocking(move || cache::is_fresh(&catalog, &dir))
-            .await
-            .context("cache check task")?
-            .with_context(|| format!("check cache {}", cache_dir.display()))?;
+        // A temporary cache dir is new and empty: nothing to check.
+        let fresh = if temp.is_some() {
+            false
+        } else {
+            let catalog = a.catalog.clone();
+            let dir = cache_dir.clone();
+            tokio::task::spawn_blocking(move || cache::is_fresh(&catalog, &dir))
+                .await
+                .context("cache check task")?
+                .with_context(|| format!("check cache {}", cache_dir.display()))?
+        };
         if !fresh {
             tracing::info!(cache_dir = %cache_dir.display(), "building cache");
             build_in_child(&a.catalog, &cache_dir, a.debug).await?;
@@ -164,11 +169,16 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let catalog = a.catalog.clone();
     let dir = cache_dir.clone();
-    let (store, stats) =
-        tokio::task::spawn_blocking(move || cache::open(&catalog, &dir, integrity))
-            .await
-            .context("cache load task")?
-            .with_context(|| format!("load catalog {}", a.catalog.display()))?;
+    let (store, stats) = tokio::task::spawn_blocking(move || {
+        if built {
+            cache::open_just_built(&dir)
+        } else {
+            cache::open(&catalog, &dir, integrity)
+        }
+    })
+    .await
+    .context("cache load task")?
+    .with_context(|| format!("load catalog {}", a.catalog.display()))?;
     let entries = store.entry_count();
     let store = Arc::new(store);
 

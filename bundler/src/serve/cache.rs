@@ -64,11 +64,6 @@ pub fn digest(root: &Path) -> Result<String, CacheError> {
 }
 
 fn digest_files(root: &Path, files: &[PathBuf]) -> Result<String, CacheError> {
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(files.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
     let hash_file = |path: &PathBuf| -> Result<[u8; 32], String> {
         let bytes = std::fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))?;
         let mut h = Sha256::new();
@@ -76,33 +71,11 @@ fn digest_files(root: &Path, files: &[PathBuf]) -> Result<String, CacheError> {
         h.update(&bytes);
         Ok(h.finalize().into())
     };
-    let mut per_file: Vec<Option<Result<[u8; 32], String>>> = vec![None; files.len()];
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(path) = files.get(i) else { break };
-                        done.push((i, hash_file(path)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        for w in workers {
-            for (i, r) in w.join().unwrap_or_default() {
-                per_file[i] = Some(r);
-            }
-        }
-    });
+    let per_file = crate::par::map(files, hash_file);
     let mut total = Sha256::new();
     total.update(format!("olm-serve-cache/{}\0", store::FORMAT));
     for (path, h) in files.iter().zip(per_file) {
-        let h = h
-            .unwrap_or_else(|| Err(format!("read {}: not hashed", path.display())))
-            .map_err(CacheError::Load)?;
+        let h = h.map_err(CacheError::Load)?;
         let rel = path.strip_prefix(root).unwrap_or(path);
         total.update(rel.to_string_lossy().as_bytes());
         total.update([0]);
@@ -276,6 +249,28 @@ pub fn open(
         store,
         LoadStats {
             entries: 0,
+            millis: started.elapsed().as_millis(),
+            ..stats
+        },
+    ))
+}
+
+/// Opens a cache this process (or its child) has just built from the catalog, without hashing
+/// the catalog a second time: the index carries the digest it was built with.
+pub fn open_just_built(cache_dir: &Path) -> Result<(Store, LoadStats), CacheError> {
+    let started = Instant::now();
+    let index = read_index(cache_dir).map_err(CacheError::Load)?;
+    let stats = LoadStats {
+        rebuilt: true,
+        digest: index.digest.clone(),
+        packages: index.packages.len(),
+        entries: 0,
+        millis: 0,
+    };
+    let store = Store::open(index, &cache_dir.join(CACHE_SUBDIR).join(PAYLOAD_FILE))?;
+    Ok((
+        store,
+        LoadStats {
             millis: started.elapsed().as_millis(),
             ..stats
         },

@@ -52,7 +52,35 @@ pub fn build_index<W: Write>(
     digest: &str,
     payloads: &mut W,
 ) -> std::io::Result<Index> {
+    // Converting a bundle (decoding manifests, synthesising CSVs) is the expensive part: done
+    // on all cores, a slice at a time so only one slice of encoded payloads is held at once,
+    // and written in model order so the files do not depend on scheduling.
+    const SLICE: usize = 256;
+    let jobs: Vec<(&model::Bundle, &model::Package)> = model
+        .packages()
+        .flat_map(|p| p.bundles.values().map(move |b| (b, p)))
+        .collect();
     let mut offset = 0u64;
+    let mut converted = Vec::with_capacity(jobs.len());
+    for slice in jobs.chunks(SLICE) {
+        for (base, bytes) in crate::par::map(slice, |(b, p)| encode_bundle(b, p)) {
+            let (payload_offset, payload_length) = match bytes {
+                None => (0, 0),
+                Some(bytes) => {
+                    payloads.write_all(&bytes)?;
+                    let at = offset;
+                    offset += bytes.len() as u64;
+                    (at, bytes.len() as u64)
+                }
+            };
+            converted.push(cache::Bundle {
+                base: Some(base),
+                payload_offset,
+                payload_length,
+            });
+        }
+    }
+    let mut converted = converted.into_iter();
     let mut packages = Vec::new();
     for p in model.packages() {
         let names: Vec<&String> = p.bundles.keys().collect();
@@ -61,29 +89,7 @@ pub fn build_index<W: Write>(
             .enumerate()
             .map(|(i, n)| (n.as_str(), i as u32))
             .collect();
-        let mut bundles = Vec::with_capacity(names.len());
-        for b in p.bundles.values() {
-            let (base, mut payload) = convert_bundle(b, p);
-            if payload.object.len() == 1 && payload.object[0] == payload.csv_json {
-                payload.object.clear();
-                payload.object_is_csv = true;
-            }
-            let bytes = payload.encode_to_vec();
-            let (payload_offset, payload_length) =
-                if payload.csv_json.is_empty() && payload.object.is_empty() {
-                    (0, 0)
-                } else {
-                    payloads.write_all(&bytes)?;
-                    let at = offset;
-                    offset += bytes.len() as u64;
-                    (at, bytes.len() as u64)
-                };
-            bundles.push(cache::Bundle {
-                base: Some(base),
-                payload_offset,
-                payload_length,
-            });
-        }
+        let bundles: Vec<cache::Bundle> = converted.by_ref().take(names.len()).collect();
         let mut channels = Vec::new();
         for c in p.channels.values() {
             let entries: Vec<cache::Entry> = c
@@ -141,6 +147,19 @@ fn deprecation(message: &Option<String>) -> Option<api::Deprecation> {
 
 /// The channel-independent `api.Bundle` (as opm's `ConvertModelBundleToAPIBundle` fills it) and
 /// its payload.
+/// A bundle's index entry and its encoded payload (`None` when it has none).
+fn encode_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, Option<Vec<u8>>) {
+    let (base, mut payload) = convert_bundle(b, p);
+    if payload.csv_json.is_empty() && payload.object.is_empty() {
+        return (base, None);
+    }
+    if payload.object.len() == 1 && payload.object[0] == payload.csv_json {
+        payload.object.clear();
+        payload.object_is_csv = true;
+    }
+    (base, Some(payload.encode_to_vec()))
+}
+
 fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache::Payload) {
     let mut version = String::new();
     let mut provided = Vec::new();

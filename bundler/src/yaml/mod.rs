@@ -107,9 +107,29 @@ pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Value>, YamlError>
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
+mod tree;
+
 /// Parses a single-document YAML (or JSON) text into `T`.
 pub fn parse_one<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, YamlError> {
+    parse_one_saphyr(path, text)
+}
+
+fn parse_one_saphyr<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, YamlError> {
     serde_saphyr::from_str_with_options(text, options()).map_err(|e| syntax(path, &e))
+}
+
+/// Parses a single-document YAML text into a JSON tree: the same value (or error) as
+/// [`parse_one`], about twice as fast for the plain YAML catalogs are written in (see `tree`).
+pub fn parse_value(path: &Path, text: &str) -> Result<Value, YamlError> {
+    match tree::parse(text) {
+        Some(v) => Ok(v),
+        None => parse_one_saphyr(path, text),
+    }
+}
+
+/// One scalar's text read alone as a document (`None` when serde-saphyr rejects it).
+fn parse_scalar_alone(text: &str) -> Option<Value> {
+    serde_saphyr::from_str_with_options(text, options()).ok()
 }
 
 /// Reads and parses all documents of a file.
