@@ -176,6 +176,69 @@ async fn serving_without_a_cache_dir_builds_a_temporary_one() {
     assert!(!temp.exists(), "temporary cache left behind");
 }
 
+/// `olm catalog serve <image>`: the catalog image is pulled (here from an OCI layout; registry
+/// pulls share the image area's tested client) and served with the cache built into it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_a_catalog_image_with_its_built_in_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = probe_binary(tmp.path());
+    let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
+    let out = Command::new(OLM)
+        .args(["catalog", "build"])
+        .arg(fixture())
+        .args(["-t", &layout, "--olm-binary", "/bin/true", "--no-ca-certs"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let port_s = port.to_string();
+    let log = tmp.path().join("serve.log");
+    let mut srv = Server(
+        Command::new(OLM)
+            .args([
+                "catalog",
+                "serve",
+                &layout,
+                "--host",
+                "127.0.0.1",
+                "-p",
+                &port_s,
+            ])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    wait_serving(&bin, port);
+    assert_eq!(list_packages(port).await, vec!["etcd".to_string()]);
+    sigterm(&srv.0);
+    assert!(wait_exit(&mut srv.0).success());
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.contains("pulled catalog image"), "{log}");
+    // The image's own cache matched: nothing was rebuilt.
+    assert!(
+        log.contains("cache_rebuilt") && log.contains("false"),
+        "{log}"
+    );
+    assert!(!log.contains("building cache"), "{log}");
+
+    // Not a directory, not a catalog image.
+    let out = Command::new(OLM)
+        .args(["catalog", "serve", "./nope", "-t", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("./nope: no such catalog directory"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn stale_cache_is_fatal_and_written_to_the_termination_log() {
     let tmp = tempfile::tempdir().unwrap();

@@ -17,7 +17,8 @@ const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The file-based catalog directory (or single file) to serve.
+    /// The file-based catalog directory (or single file) to serve, or a catalog image
+    /// (registry reference or `oci:DIR[:TAG]`), pulled at start-up.
     pub catalog: PathBuf,
     /// Port to serve the gRPC API on.
     #[arg(short, long, default_value_t = 50051)]
@@ -42,6 +43,9 @@ pub struct ServeArgs {
     /// Debug logging.
     #[arg(long)]
     pub debug: bool,
+    /// How to reach the registry when serving a catalog image.
+    #[command(flatten)]
+    pub registry: super::image::RegistryArgs,
 }
 
 pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -93,21 +97,32 @@ impl Drop for TempCache {
     }
 }
 
-async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
+async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    if !a.catalog.exists() {
-        bail!(
-            "{}: no such catalog directory (catalog image references are not served directly; \
-             pull or unpack the image and pass its /configs directory)",
-            a.catalog.display()
-        );
-    }
     let enforce = match a.cache_enforce_integrity {
         Some(true) if a.cache_dir.is_none() => {
             bail!("--cache-dir must be specified with --cache-enforce-integrity")
         }
         Some(v) => v,
         None => a.cache_dir.is_some() && !a.cache_only,
+    };
+    // A catalog image is pulled and unpacked for the life of the server; its pre-built cache
+    // is used when no --cache-dir is given (rebuilt in place if it does not match).
+    let _pulled = if a.catalog.exists() {
+        None
+    } else {
+        let reference = a.catalog.to_string_lossy().into_owned();
+        let is_path = reference.starts_with(['/', '.', '~']);
+        if is_path || !super::catalog::is_image_ref(&reference) {
+            bail!("{reference}: no such catalog directory or file (nor an image reference)");
+        }
+        let pulled = super::catalog::pull_catalog(&reference, &a.registry).await?;
+        tracing::info!(image = %reference, configs = %pulled.configs.display(), "pulled catalog image");
+        a.catalog = pulled.configs.clone();
+        if a.cache_dir.is_none() {
+            a.cache_dir = pulled.cache.clone();
+        }
+        Some(pulled)
     };
 
     if a.cache_only {
