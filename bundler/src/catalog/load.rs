@@ -49,10 +49,27 @@ impl std::fmt::Display for LoadErrors {
     }
 }
 
+/// What a load keeps of each bundle's `olm.csv.metadata`, the bulk of a modern catalog.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Keep {
+    /// Everything, verbatim (render, serve, templates).
+    #[default]
+    All,
+    /// The upgrade graph and what validation reads: an `olm.csv.metadata` value that is an
+    /// object becomes `{}` as soon as its file is read (validation only checks that it is an
+    /// object), so `validate`, `graph` and `upgrade-path` hold little more than the graph.
+    Structure,
+}
+
 /// Loads every catalog file under `root` (or `root` itself when it is a file).
 pub fn load_dir(root: &Path) -> Result<DeclarativeConfig, LoadErrors> {
+    load_dir_keeping(root, Keep::All)
+}
+
+/// [`load_dir`], keeping only what `keep` says.
+pub fn load_dir_keeping(root: &Path, keep: Keep) -> Result<DeclarativeConfig, LoadErrors> {
     let files = catalog_files(root).map_err(|e| LoadErrors(vec![e]))?;
-    load_files(&files)
+    load_files_keeping(&files, keep)
 }
 
 /// The files opm would read under `root`, sorted by path.
@@ -128,7 +145,22 @@ fn walk(
 
 /// Parses the files on all cores and merges them in the given order.
 pub fn load_files(files: &[PathBuf]) -> Result<DeclarativeConfig, LoadErrors> {
-    let results = crate::par::map(files, |path| load_file(path));
+    load_files_keeping(files, Keep::All)
+}
+
+/// [`load_files`], keeping only what `keep` says.
+pub fn load_files_keeping(files: &[PathBuf], keep: Keep) -> Result<DeclarativeConfig, LoadErrors> {
+    let results = crate::par::map(files, |path| {
+        let mut cfg = load_file(path)?;
+        if keep == Keep::Structure {
+            for p in cfg.bundles.iter_mut().flat_map(|b| b.properties.iter_mut()) {
+                if p.ty == super::property::TYPE_CSV_METADATA && p.is_object() {
+                    p.clear_object();
+                }
+            }
+        }
+        Ok(cfg)
+    });
     tracing::debug!(files = files.len(), "parsed");
     let mut cfg = DeclarativeConfig::default();
     let mut errors = Vec::new();
@@ -532,6 +564,38 @@ mod tests {
         assert!(e.to_string().contains("expected an object"), "{e}");
         let e = load_bytes(Path::new("c.yaml"), b"schema: \xff\n").unwrap_err();
         assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn structure_loads_drop_csv_metadata_objects_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.yaml");
+        std::fs::write(
+            &file,
+            "schema: olm.bundle\nname: a.v1\npackage: a\nproperties:\n- type: olm.csv.metadata\n  value: {displayName: A, description: long}\n- type: olm.csv.metadata\n  value: not-an-object\n- type: olm.gvk\n  value: {group: g, kind: K, version: v1}\n",
+        )
+        .unwrap();
+        let all = load_dir(dir.path()).unwrap();
+        let lean = load_dir_keeping(dir.path(), Keep::Structure).unwrap();
+        let raws = |c: &DeclarativeConfig| -> Vec<String> {
+            c.bundles[0].properties.iter().map(|p| p.raw().to_string()).collect()
+        };
+        assert_eq!(
+            raws(&all)[0],
+            r#"{"displayName":"A","description":"long"}"#
+        );
+        assert_eq!(
+            raws(&lean),
+            vec![
+                "{}".to_string(),
+                "\"not-an-object\"".to_string(),
+                r#"{"group":"g","kind":"K","version":"v1"}"#.to_string()
+            ]
+        );
+        // Validation gives the same verdict on both.
+        let a = crate::catalog::validate::validate(&all);
+        let l = crate::catalog::validate::validate(&lean);
+        assert_eq!(a.to_text(), l.to_text());
     }
 
     #[test]

@@ -413,7 +413,7 @@ fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
 
 /// Loads and validates; load failures become error diagnostics so they print the same way.
 fn load_and_validate(dir: &Path) -> (Option<DeclarativeConfig>, Report) {
-    match load::load_dir(dir) {
+    match load::load_dir_keeping(dir, load::Keep::Structure) {
         Ok(cfg) => {
             let report = validate::validate(&cfg);
             (Some(cfg), report)
@@ -461,7 +461,7 @@ fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
-    let cfg = load::load_dir(&a.dir)?;
+    let cfg = load::load_dir_keeping(&a.dir, load::Keep::Structure)?;
     let format = match a.format {
         GraphFormat::Mermaid => graph::Format::Mermaid,
         GraphFormat::Dot => graph::Format::Dot,
@@ -481,7 +481,7 @@ fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn upgrade_cmd(a: UpgradePathArgs) -> anyhow::Result<ExitCode> {
-    let cfg = load::load_dir(&a.dir)?;
+    let cfg = load::load_dir_keeping(&a.dir, load::Keep::Structure)?;
     let m = match model::Model::from_declcfg(&cfg) {
         Ok((m, _)) => m,
         Err(report) => {
