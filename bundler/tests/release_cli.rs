@@ -195,6 +195,11 @@ fn release_to_layouts_is_reproducible_and_idempotent() {
     let sub =
         String::from_utf8_lossy(&files[Path::new("deploy/olm/subscription.yaml")]).into_owned();
     assert!(sub.contains("channel: stable-v0\n"), "{sub}");
+    // The plain install runs the same pinned operator image as the CSV.
+    let plain_pinned = files.iter().any(|(p, b)| {
+        p.starts_with("deploy/plain") && String::from_utf8_lossy(b).contains(&refs[0])
+    });
+    assert!(plain_pinned, "deploy/plain does not run {}", refs[0]);
     // The pin is recorded as an input of bundle/.
     let pin = String::from_utf8_lossy(&files[Path::new("olm/operator-image.yaml")]).into_owned();
     assert!(

@@ -302,16 +302,16 @@ fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Points every Deployment container running `repository` (any tag) at `pinned`.
-fn pin_operator_image(
-    objects: &mut [generate::input::SourceObject],
+/// Points every Deployment container that runs `repository` (any tag) at `pinned`; returns
+/// how many it changed.
+fn pin_operator_image<'a>(
+    objects: impl Iterator<Item = &'a mut Value>,
     repository: &str,
     pinned: &str,
 ) -> usize {
     let mut n = 0;
-    for o in objects.iter_mut().filter(|o| o.kind() == "Deployment") {
+    for o in objects.filter(|o| o.get("kind").and_then(Value::as_str) == Some("Deployment")) {
         let Some(containers) = o
-            .object
             .pointer_mut("/spec/template/spec/containers")
             .and_then(Value::as_array_mut)
         else {
@@ -508,6 +508,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
             let built = config::pinned(&publisher.repository(&cfg.images.operator), &image.digest);
             let mut note = String::new();
             let mut record = None;
+            let mut pinned_image = None;
             if cfg.pin_operator_image {
                 let csv_image = match &cfg.pinned_operator_image {
                     None => built.clone(),
@@ -547,22 +548,28 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                         image
                     }
                 };
-                if pin_operator_image(&mut manifests, &cfg.images.operator, &csv_image) == 0 {
+                if pin_operator_image(
+                    manifests.iter_mut().map(|o| &mut o.object),
+                    &cfg.images.operator,
+                    &csv_image,
+                ) == 0
+                {
                     bail!(
                         "pin-operator-image: no Deployment container in the manifests runs {}",
                         cfg.images.operator
                     );
                 }
+                pinned_image = Some(csv_image);
             }
             let m = publisher
                 .publish("operator", &cfg.images.operator, &image)
                 .await?;
             let detail = format!("{} ({}){note}", m.pinned, human(m.size));
-            Ok(((m, record), detail))
+            Ok(((m, record, pinned_image), detail))
         }
         .await
     });
-    let (operator, operator_pin) = operator;
+    let (operator, operator_pin, pinned_image) = operator;
     made.push(operator);
 
     // 3. Bundle: generate and validate.
@@ -797,7 +804,21 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                     None => None,
                     Some(src) => {
                         let (name, text) = read_manifests(src, &base)?;
-                        Some(deploy_generate::parse_manifests(&name, &text)?)
+                        let mut objects = deploy_generate::parse_manifests(&name, &text)?;
+                        // The plain install runs the same pinned image as the CSV.
+                        if let Some(image) = &pinned_image
+                            && pin_operator_image(
+                                objects.iter_mut().map(|o| &mut o.object),
+                                &cfg.images.operator,
+                                image,
+                            ) == 0
+                        {
+                            bail!(
+                                "pin-operator-image: no Deployment container in {name} (deploy.manifests) runs {}",
+                                cfg.images.operator
+                            );
+                        }
+                        Some(objects)
                     }
                 };
                 let generated =
