@@ -397,7 +397,17 @@ fn release_to_a_registry() {
     assert!(refs[1].starts_with(&format!("{}/rw/bundle@sha256:", reg.addr)));
     assert!(refs[2].starts_with(&format!("{}/rw/catalog@sha256:", reg.addr)));
 
-    // skopeo sees every pushed image with the digest we reported.
+    // Another build for the released version is refused before anything is pushed: the
+    // registry would then hold an operator image the released CSV does not run.
+    fails_at(
+        &repo,
+        &["--registry", &reg.addr, "--operator-binary", "/bin/false"],
+        "operator image",
+        "a released version cannot change",
+    );
+
+    // skopeo sees every pushed image with the digest we reported (the refused release
+    // overwrote no tag).
     for (r, repo_path) in refs.iter().zip([
         "reverse-words/reverse-words-operator",
         "rw/bundle",
@@ -412,22 +422,20 @@ fn release_to_a_registry() {
         assert_eq!(info["Digest"], digest, "{repo_path}");
     }
 
-    // A second release pushes nothing new and reports the same digests.
+    // A second release pushes nothing new, reports the same digests and writes nothing.
+    let before = repo.outputs();
     let again = ok(repo.release(&["--registry", &reg.addr]));
     assert_eq!(references(&again), refs);
+    assert_eq!(repo.outputs(), before);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("files: 0 written, 0 removed"),
+        "{}",
+        text(&again)
+    );
     assert!(
         String::from_utf8_lossy(&again.stdout).contains("manifest unchanged"),
         "{}",
         text(&again)
-    );
-
-    // Another build for the released version is refused: the registry would then hold an
-    // operator image the released CSV does not run.
-    fails_at(
-        &repo,
-        &["--registry", &reg.addr, "--operator-binary", "/bin/false"],
-        "operator image",
-        "a released version cannot change",
     );
 
     // The pushed catalog image, pulled and unpacked, renders to what catalog/ renders to.
