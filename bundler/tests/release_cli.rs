@@ -301,6 +301,24 @@ fn a_released_version_keeps_its_operator_image() {
     assert!(csv.contains(&new_pin), "{csv}");
 }
 
+#[test]
+fn an_existing_template_decides_the_channels() {
+    let repo = Repo::new();
+    ok(repo.release(&[]));
+    let before = repo.outputs();
+    let cfg = repo.root().join("release.yaml");
+    let config = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{config}catalog-channel-generation: minor\n")).unwrap();
+    let o = ok(repo.release(&[]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("catalog/reverse-words-operator/template.yaml: the template has generateMajorChannels: true, generateMinorChannels: false, but release.yaml has catalog-channel-generation: minor"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(repo.outputs(), before);
+}
+
 /// Runs a failing release and checks the step it names and that nothing changed.
 fn fails_at(repo: &Repo, args: &[&str], step: &str, message: &str) {
     let before = repo.outputs();

@@ -331,6 +331,31 @@ fn pin_operator_image<'a>(
     n
 }
 
+/// How a semver template (as staged) generates channels, when that differs from `want`.
+fn generation_mismatch(
+    files: &FileTree,
+    template: &Path,
+    package_dir: &Path,
+    want: ChannelGeneration,
+) -> Option<String> {
+    let rel = template.strip_prefix(package_dir).ok()?;
+    let text = std::str::from_utf8(files.get(rel)?).ok()?;
+    let tpl: Value = yaml::parse_one(template, text).ok()?;
+    if tpl.get("schema").and_then(Value::as_str) != Some("olm.semver") {
+        return None;
+    }
+    let flag = |k: &str| tpl.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let (major, minor) = (flag("generateMajorChannels"), flag("generateMinorChannels"));
+    let wanted = match want {
+        ChannelGeneration::Major => (true, false),
+        ChannelGeneration::Minor => (false, true),
+        ChannelGeneration::Both => (true, true),
+    };
+    ((major, minor) != wanted).then(|| {
+        format!("the template has generateMajorChannels: {major}, generateMinorChannels: {minor}")
+    })
+}
+
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
@@ -696,12 +721,30 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 .files
                 .write(&outcome.package_dir, &[])
                 .context("staging the catalog")?;
-            let detail = format!(
+            let mut detail = format!(
                 "{} in {} ({})",
                 outcome.bundle,
                 cfg.catalog.join(&outcome.package).display(),
                 catalog_channels.join(", ")
             );
+            // catalog-channel-generation only shapes a new template: say when an existing
+            // one generates other channels than the config asks for.
+            if let Some(mismatch) = generation_mismatch(
+                &outcome.files,
+                &outcome.template,
+                &outcome.package_dir,
+                cfg.catalog_channel_generation,
+            ) {
+                eprintln!(
+                    "      warning: {}: {mismatch}, but release.yaml has catalog-channel-generation: {}; the template decides (edit it to change the channels)",
+                    outcome.template.display().to_string().replace(
+                        &stage_catalog.display().to_string(),
+                        &cfg.catalog.display().to_string()
+                    ),
+                    cfg.catalog_channel_generation.as_str()
+                );
+                detail.push_str("; template channel generation differs from release.yaml");
+            }
             Ok((outcome, detail))
         })()
     });

@@ -39,6 +39,17 @@ pub enum ChannelGeneration {
     Both,
 }
 
+impl ChannelGeneration {
+    /// The name as written in release.yaml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelGeneration::Major => "major",
+            ChannelGeneration::Minor => "minor",
+            ChannelGeneration::Both => "both",
+        }
+    }
+}
+
 /// `catalog-form`.
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
