@@ -45,7 +45,7 @@ impl Repo {
         std::fs::write(
             root.join("olm/bundle.yaml"),
             "csv-base: csv-base.yaml\npackage: reverse-words-operator\nversion: 0.2.1\n\
-             channels: [stable, fast, candidate]\ndefault-channel: stable\n\
+             channels: [stable-v0, fast-v0, candidate-v0]\ndefault-channel: stable-v0\n\
              replaces: reverse-words-operator.v0.2.0\nskip-range: \">=0.1.0 <0.2.1\"\n\
              min-kube-version: 1.25.0\noutput: ../bundle\n",
         )
@@ -55,7 +55,8 @@ impl Repo {
             "bundle-config: olm/bundle.yaml\nmanifests:\n  dir: manifests\n\
              operator-binary: /bin/true\noperator-build: cargo build --release -p true\n\
              images:\n  operator: quay.io/reverse-words/reverse-words-operator\n  bundle: quay.io/rw/bundle\n  catalog: quay.io/rw/catalog\n\
-             pin-operator-image: true\ncatalog-channels: [candidate, fast, stable]\n\
+             pin-operator-image: true\npinned-operator-image: olm/operator-image.yaml\n\
+             catalog-channels: [candidate, fast, stable]\n\
              catalog: catalog\nlayouts: target/images\n\
              deploy:\n  output: deploy\n  namespace: rw\n  manifests:\n    dir: plain\n",
         )
@@ -83,6 +84,10 @@ impl Repo {
         let mut files = BTreeMap::new();
         for d in ["bundle", "catalog", "deploy"] {
             collect(&self.root().join(d), self.root(), &mut files);
+        }
+        let pin = self.root().join("olm/operator-image.yaml");
+        if let Ok(bytes) = std::fs::read(&pin) {
+            files.insert(PathBuf::from("olm/operator-image.yaml"), bytes);
         }
         files
     }
@@ -153,7 +158,7 @@ fn release_to_layouts_is_reproducible_and_idempotent() {
     let stdout = String::from_utf8_lossy(&first.stdout);
     assert!(stdout.contains("graph LR"), "{}", text(&first));
     assert!(
-        stdout.contains("reverse-words-operator.v0.2.0") && stdout.contains("stable-v0.2"),
+        stdout.contains("reverse-words-operator.v0.2.0") && stdout.contains("\"stable-v0\""),
         "{}",
         text(&first)
     );
@@ -187,6 +192,47 @@ fn release_to_layouts_is_reproducible_and_idempotent() {
     let cs =
         String::from_utf8_lossy(&files[Path::new("deploy/olm/catalogsource.yaml")]).into_owned();
     assert!(cs.contains(&refs[2]), "{cs}");
+    let sub =
+        String::from_utf8_lossy(&files[Path::new("deploy/olm/subscription.yaml")]).into_owned();
+    assert!(sub.contains("channel: stable-v0\n"), "{sub}");
+    // The plain install runs the same pinned operator image as the CSV.
+    let plain_pinned = files.iter().any(|(p, b)| {
+        p.starts_with("deploy/plain") && String::from_utf8_lossy(b).contains(&refs[0])
+    });
+    assert!(plain_pinned, "deploy/plain does not run {}", refs[0]);
+    // The pin is recorded as an input of bundle/.
+    let pin = String::from_utf8_lossy(&files[Path::new("olm/operator-image.yaml")]).into_owned();
+    assert!(
+        pin.contains("version: 0.2.1\n") && pin.contains(&format!("image: {}\n", refs[0])),
+        "{pin}"
+    );
+    // One major channel per archetype holds the whole 0.1.0 -> 0.2.0 -> 0.2.1 path, and the
+    // catalog carries the full CSV (olm.bundle.object).
+    for ch in ["candidate-v0", "fast-v0", "stable-v0"] {
+        assert!(fbc.contains(&format!("name: {ch}\n")), "{ch}:\n{fbc}");
+    }
+    assert!(!fbc.contains("-v0.2"), "{fbc}");
+    assert!(fbc.contains("defaultChannel: stable-v0\n"), "{fbc}");
+    assert!(fbc.contains("olm.bundle.object"), "{fbc}");
+    assert!(!fbc.contains("olm.csv.metadata"), "{fbc}");
+    let up = ok(Command::new(OLM)
+        .args(["catalog", "upgrade-path"])
+        .arg(repo.root().join("catalog"))
+        .args([
+            "--package",
+            "reverse-words-operator",
+            "--from",
+            "0.1.0",
+            "--channel",
+            "stable-v0",
+        ])
+        .output()
+        .unwrap());
+    assert!(
+        String::from_utf8_lossy(&up.stdout).contains("reverse-words-operator.v0.2.1"),
+        "{}",
+        text(&up)
+    );
 
     let v = ok(Command::new(OLM)
         .arg("catalog")
@@ -205,6 +251,72 @@ fn release_to_layouts_is_reproducible_and_idempotent() {
         text(&second)
     );
     assert_eq!(repo.outputs(), files);
+}
+
+#[test]
+fn a_released_version_keeps_its_operator_image() {
+    let repo = Repo::new();
+    let first = ok(repo.release(&[]));
+    let refs = references(&first);
+    let before = repo.outputs();
+
+    // Another build of the binary (here: another program) for the released 0.2.1: the CSV,
+    // the catalog and the pin stay those of the release, and the release says so.
+    let other = ok(repo.release(&["--operator-binary", "/bin/false"]));
+    let other_refs = references(&other);
+    assert_ne!(other_refs[0], refs[0], "{}", text(&other));
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        err.contains("a released version cannot change") && err.contains("olm/operator-image.yaml"),
+        "{}",
+        text(&other)
+    );
+    assert_eq!(other_refs[1..], refs[1..], "{}", text(&other));
+    assert_eq!(repo.outputs(), before);
+
+    // The next version pins the new build and records it.
+    ok(repo.release(&[
+        "--operator-binary",
+        "/bin/false",
+        "--version",
+        "0.2.2",
+        "--replaces",
+        "reverse-words-operator.v0.2.1",
+        "--skip-range",
+        ">=0.1.0 <0.2.2",
+    ]));
+    let after = repo.outputs();
+    let pin = String::from_utf8_lossy(&after[Path::new("olm/operator-image.yaml")]).into_owned();
+    assert!(pin.contains("version: 0.2.2\n"), "{pin}");
+    let csv = String::from_utf8_lossy(
+        &after[Path::new("bundle/manifests/reverse-words-operator.clusterserviceversion.yaml")],
+    )
+    .into_owned();
+    let new_pin = pin
+        .lines()
+        .find_map(|l| l.strip_prefix("image: "))
+        .unwrap()
+        .to_string();
+    assert_ne!(new_pin, refs[0]);
+    assert!(csv.contains(&new_pin), "{csv}");
+}
+
+#[test]
+fn an_existing_template_decides_the_channels() {
+    let repo = Repo::new();
+    ok(repo.release(&[]));
+    let before = repo.outputs();
+    let cfg = repo.root().join("release.yaml");
+    let config = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{config}catalog-channel-generation: minor\n")).unwrap();
+    let o = ok(repo.release(&[]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("catalog/reverse-words-operator/template.yaml: the template has generateMajorChannels: true, generateMinorChannels: false, but release.yaml has catalog-channel-generation: minor"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(repo.outputs(), before);
 }
 
 /// Runs a failing release and checks the step it names and that nothing changed.
@@ -256,6 +368,21 @@ fn broken_inputs_stop_at_their_step_and_change_nothing() {
         "127.0.0.1:1",
     );
 
+    // A pin file that is not one.
+    let pin = std::fs::read(repo.root().join("olm/operator-image.yaml")).unwrap();
+    std::fs::write(
+        repo.root().join("olm/operator-image.yaml"),
+        "version: 0.2.1\nimage: quay.io/reverse-words/reverse-words-operator:v0.2.1\n",
+    )
+    .unwrap();
+    fails_at(
+        &repo,
+        &[],
+        "operator image",
+        "olm/operator-image.yaml: image \"quay.io/reverse-words/reverse-words-operator:v0.2.1\" is not pinned by digest",
+    );
+    std::fs::write(repo.root().join("olm/operator-image.yaml"), pin).unwrap();
+
     // An invalid CSV base.
     std::fs::write(
         repo.root().join("olm/csv-base.yaml"),
@@ -278,8 +405,27 @@ fn release_to_a_registry() {
     let out = bootstrap(&repo, &["--registry", &reg.addr]);
     let refs = references(&out);
     assert_eq!(refs.len(), 3, "{}", text(&out));
+    // Pushed images are referenced where they were pushed.
+    let operator_repo = format!("{}/reverse-words/reverse-words-operator", reg.addr);
+    assert!(
+        refs[0].starts_with(&format!("{operator_repo}@sha256:")),
+        "{}",
+        text(&out)
+    );
+    assert!(refs[1].starts_with(&format!("{}/rw/bundle@sha256:", reg.addr)));
+    assert!(refs[2].starts_with(&format!("{}/rw/catalog@sha256:", reg.addr)));
 
-    // skopeo sees every pushed image with the digest we reported.
+    // Another build for the released version is refused before anything is pushed: the
+    // registry would then hold an operator image the released CSV does not run.
+    fails_at(
+        &repo,
+        &["--registry", &reg.addr, "--operator-binary", "/bin/false"],
+        "operator image",
+        "a released version cannot change",
+    );
+
+    // skopeo sees every pushed image with the digest we reported (the refused release
+    // overwrote no tag).
     for (r, repo_path) in refs.iter().zip([
         "reverse-words/reverse-words-operator",
         "rw/bundle",
@@ -294,9 +440,16 @@ fn release_to_a_registry() {
         assert_eq!(info["Digest"], digest, "{repo_path}");
     }
 
-    // A second release pushes nothing new and reports the same digests.
+    // A second release pushes nothing new, reports the same digests and writes nothing.
+    let before = repo.outputs();
     let again = ok(repo.release(&["--registry", &reg.addr]));
     assert_eq!(references(&again), refs);
+    assert_eq!(repo.outputs(), before);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("files: 0 written, 0 removed"),
+        "{}",
+        text(&again)
+    );
     assert!(
         String::from_utf8_lossy(&again.stdout).contains("manifest unchanged"),
         "{}",
@@ -313,14 +466,12 @@ fn release_to_a_registry() {
         .output()
         .unwrap());
     let pushed = ok(Command::new(OLM)
-        .arg("catalog")
-        .arg("render")
+        .args(["catalog", "render", "--migrate-level", "none"])
         .arg(rootfs.path().join("configs"))
         .output()
         .unwrap());
     let local = ok(Command::new(OLM)
-        .arg("catalog")
-        .arg("render")
+        .args(["catalog", "render", "--migrate-level", "none"])
         .arg(repo.root().join("catalog"))
         .output()
         .unwrap());
@@ -375,41 +526,65 @@ fn release_to_a_registry() {
                 }
             }
         };
-        assert_eq!(pkg.default_channel_name, "stable-v0.2");
-        let head = pkg
-            .channels
-            .iter()
-            .find(|c| c.name == "stable-v0.2")
-            .expect("stable-v0.2 channel");
-        assert_eq!(head.csv_name, "reverse-words-operator.v0.2.1");
+        assert_eq!(pkg.default_channel_name, "stable-v0");
+        for name in ["candidate-v0", "fast-v0", "stable-v0"] {
+            let ch = pkg
+                .channels
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap_or_else(|| panic!("channel {name} in {:?}", pkg.channels));
+            assert_eq!(ch.csv_name, "reverse-words-operator.v0.2.1", "{name}");
+        }
         let bundle = client
             .get_bundle(api::GetBundleRequest {
                 pkg_name: "reverse-words-operator".into(),
-                channel_name: "stable-v0.2".into(),
+                channel_name: "stable-v0".into(),
                 csv_name: "reverse-words-operator.v0.2.1".into(),
             })
             .await
             .unwrap()
             .into_inner();
         let csv: serde_json::Value = serde_json::from_str(&bundle.csv_json).unwrap();
-        // The catalog carries olm.csv.metadata (no install strategy: OLM reads that from
-        // the bundle image, whose CSV the layouts test checks), so the pinned operator image
-        // shows as containerImage and in relatedImages.
+        // The catalog carries the whole CSV (olm.bundle.object), so its install strategy runs
+        // the operator image just pushed, by digest.
+        let deployments = csv["spec"]["install"]["spec"]["deployments"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no install strategy in {}", bundle.csv_json));
+        let images: Vec<&str> = deployments
+            .iter()
+            .flat_map(|d| {
+                d["spec"]["template"]["spec"]["containers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+            })
+            .filter_map(|c| c["image"].as_str())
+            .collect();
+        assert_eq!(images, vec![refs[0].as_str()], "{}", bundle.csv_json);
         assert_eq!(
             csv["metadata"]["annotations"]["containerImage"].as_str(),
-            Some(refs[0].as_str()),
-            "{}",
-            bundle.csv_json
+            Some(refs[0].as_str())
         );
-        let related: Vec<&str> = csv["spec"]["relatedImages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|r| r["image"].as_str())
-            .collect();
-        assert!(related.contains(&refs[0].as_str()), "{related:?}");
-        assert!(related.contains(&refs[1].as_str()), "{related:?}");
+        // Every manifest of the bundle is served (CSV and CRD).
+        assert_eq!(bundle.object.len(), 2, "{:?}", bundle.object);
         assert_eq!(bundle.bundle_path, refs[1]);
+        // In its one channel, 0.2.1 replaces the previous minor's head and skips 0.2.0 (the
+        // semver template's z-stream edges): OLM upgrades 0.1.0 and 0.2.0 straight to it.
+        for from in [
+            "reverse-words-operator.v0.1.0",
+            "reverse-words-operator.v0.2.0",
+        ] {
+            let next = client
+                .get_bundle_that_replaces(api::GetReplacementRequest {
+                    csv_name: from.into(),
+                    pkg_name: "reverse-words-operator".into(),
+                    channel_name: "stable-v0".into(),
+                })
+                .await
+                .unwrap_or_else(|e| panic!("GetBundleThatReplaces {from}: {e}"))
+                .into_inner();
+            assert_eq!(next.csv_name, "reverse-words-operator.v0.2.1", "{from}");
+        }
     });
     let _ = server.0.kill();
     let _ = server.0.wait();

@@ -18,17 +18,21 @@ use serde_json::Value;
 
 use olm_bundler::bundle::generate::{self, GenerateInput, GenerateOptions, OWNED_DIRS};
 use olm_bundler::bundle::validate::{self as bundle_validate, Level};
+use olm_bundler::catalog::render::Form;
 use olm_bundler::catalog::{add, graph, load, validate as catalog_validate};
 use olm_bundler::deploy::generate as deploy_generate;
 use olm_bundler::deploy::objects::{Approval, InstallMode};
-use olm_bundler::fsx::FileTree;
+use olm_bundler::fsx::{self, FileTree};
 use olm_bundler::image::catalog::CatalogImage;
 use olm_bundler::image::model::Image;
 use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::{bundle as bundle_image, rootfs, source_date_epoch, transfer};
-use olm_bundler::release::config::{self, ManifestsSource, ReleaseConfig};
+use olm_bundler::release::config::{
+    self, CatalogForm, ChannelGeneration, ManifestsSource, ReleaseConfig,
+};
+use olm_bundler::release::pin::{OperatorImagePin, PinChoice};
 use olm_bundler::yaml;
 
 use super::image::RegistryArgs;
@@ -63,7 +67,9 @@ pub struct ReleaseArgs {
     /// No skipRange.
     #[arg(long)]
     pub no_skip_range: bool,
-    /// Channels of the bundle and the catalog (candidate, fast, stable), comma-separated.
+    /// The catalog channels to add the bundle to (semver templates: the archetypes candidate,
+    /// fast, stable), comma-separated, instead of the config's `catalog-channels`. The bundle's
+    /// own channel annotations stay those of the bundle config.
     #[arg(long, value_delimiter = ',')]
     pub channels: Vec<String>,
     /// The operator binary, instead of the config's `operator-binary`.
@@ -186,16 +192,27 @@ struct Publisher {
 }
 
 impl Publisher {
+    /// Where an image of `repository` is published, and so how the release refers to it:
+    /// the configured repository, or its path on `--registry` (a catalog pushed there must
+    /// name bundles and images a cluster can pull from there).
+    fn repository(&self, repository: &str) -> String {
+        match &self.registry {
+            Some(host) => config::on_registry(repository, host),
+            None => repository.to_string(),
+        }
+    }
+
     /// Stores the image (layout or registry) and returns `<repository>@<digest>` in the
-    /// configured repository.
+    /// repository it is published to.
     async fn publish(
         &self,
         what: &'static str,
         repository: &str,
         image: &Image,
     ) -> anyhow::Result<Made> {
+        let published = self.repository(repository);
         let dest = match &self.registry {
-            Some(host) => format!("{}:{}", config::on_registry(repository, host), self.version),
+            Some(_) => format!("{published}:{}", self.version),
             None => format!("oci:{}:{}", self.layouts.join(what).display(), self.version),
         };
         let dest_ref = ImageRef::parse(&dest).with_context(|| format!("destination {dest}"))?;
@@ -204,7 +221,7 @@ impl Publisher {
             .with_context(|| format!("storing the {what} image to {dest}"))?;
         Ok(Made {
             what,
-            pinned: config::pinned(repository, &stored.digest),
+            pinned: config::pinned(&published, &stored.digest),
             size: image_size(image),
             push: Some(match &stored.push {
                 Some(r) => format!("{dest}: {}", r.summary()),
@@ -285,16 +302,16 @@ fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Points every Deployment container running `repository` (any tag) at `pinned`.
-fn pin_operator_image(
-    objects: &mut [generate::input::SourceObject],
+/// Points every Deployment container that runs `repository` (any tag) at `pinned`; returns
+/// how many it changed.
+fn pin_operator_image<'a>(
+    objects: impl Iterator<Item = &'a mut Value>,
     repository: &str,
     pinned: &str,
 ) -> usize {
     let mut n = 0;
-    for o in objects.iter_mut().filter(|o| o.kind() == "Deployment") {
+    for o in objects.filter(|o| o.get("kind").and_then(Value::as_str) == Some("Deployment")) {
         let Some(containers) = o
-            .object
             .pointer_mut("/spec/template/spec/containers")
             .and_then(Value::as_array_mut)
         else {
@@ -312,6 +329,31 @@ fn pin_operator_image(
         }
     }
     n
+}
+
+/// How a semver template (as staged) generates channels, when that differs from `want`.
+fn generation_mismatch(
+    files: &FileTree,
+    template: &Path,
+    package_dir: &Path,
+    want: ChannelGeneration,
+) -> Option<String> {
+    let rel = template.strip_prefix(package_dir).ok()?;
+    let text = std::str::from_utf8(files.get(rel)?).ok()?;
+    let tpl: Value = yaml::parse_one(template, text).ok()?;
+    if tpl.get("schema").and_then(Value::as_str) != Some("olm.semver") {
+        return None;
+    }
+    let flag = |k: &str| tpl.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let (major, minor) = (flag("generateMajorChannels"), flag("generateMinorChannels"));
+    let wanted = match want {
+        ChannelGeneration::Major => (true, false),
+        ChannelGeneration::Minor => (false, true),
+        ChannelGeneration::Both => (true, true),
+    };
+    ((major, minor) != wanted).then(|| {
+        format!("the template has generateMajorChannels: {major}, generateMinorChannels: {minor}")
+    })
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -336,6 +378,12 @@ fn ca_bundle() -> Option<PathBuf> {
 pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     let cfg = ReleaseConfig::load(&a.config)
         .with_context(|| format!("{}: cannot read the release config", a.config.display()))?;
+    if cfg.pinned_operator_image.is_some() && !cfg.pin_operator_image {
+        bail!(
+            "{}: pinned-operator-image records the operator image pin; it needs pin-operator-image: true",
+            a.config.display()
+        );
+    }
     let base = a.config.parent().map(Path::to_path_buf).unwrap_or_default();
     let bcfg: super::bundle::GenerateConfig =
         yaml::load_one(&cfg.bundle_config).with_context(|| {
@@ -370,11 +418,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     let version = semver::Version::parse(version_text.trim_start_matches('v')).map_err(|e| {
         anyhow!("version {version_text:?} is not a semantic version (MAJOR.MINOR.PATCH): {e}")
     })?;
-    let channels = if a.channels.is_empty() {
-        bcfg.channels.to_vec()
-    } else {
-        a.channels.clone()
-    };
+    let channels = bcfg.channels.to_vec();
     if channels.is_empty() {
         bail!("{}: `channels` is required", cfg.bundle_config.display());
     }
@@ -484,22 +528,73 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
             let image = spec
                 .build()
                 .with_context(|| format!("building the image of {}", operator_binary.display()))?;
+            // Decide what the CSV runs before anything is published: a refused re-release
+            // must not overwrite the released version's tag.
+            let built = config::pinned(&publisher.repository(&cfg.images.operator), &image.digest);
+            let mut note = String::new();
+            let mut record = None;
+            let mut pinned_image = None;
+            if cfg.pin_operator_image {
+                let csv_image = match &cfg.pinned_operator_image {
+                    None => built.clone(),
+                    Some(path) => {
+                        let recorded = OperatorImagePin::load(path)?;
+                        let choice = recorded
+                            .as_ref()
+                            .map(|r| r.choose(&version.to_string(), &built))
+                            .unwrap_or(PinChoice::New);
+                        let image = match choice {
+                            PinChoice::New | PinChoice::Same => built.clone(),
+                            PinChoice::Released { image } => {
+                                let why = format!(
+                                    "{package} {version} was released with the operator image {image} (recorded in {}), and this build of {} is {built}: a released version cannot change",
+                                    path.display(),
+                                    operator_binary.display(),
+                                );
+                                if a.registry.is_some() {
+                                    bail!(
+                                        "{why}; cut a new version to publish this build (or rebuild the released binary)"
+                                    );
+                                }
+                                eprintln!(
+                                    "      warning: {why}; the CSV keeps the released image (cut a new version to release this build)"
+                                );
+                                note.push_str("; the CSV keeps the released image");
+                                image
+                            }
+                        };
+                        record = Some((
+                            path.clone(),
+                            OperatorImagePin {
+                                version: version.to_string(),
+                                image: image.clone(),
+                            },
+                        ));
+                        image
+                    }
+                };
+                if pin_operator_image(
+                    manifests.iter_mut().map(|o| &mut o.object),
+                    &cfg.images.operator,
+                    &csv_image,
+                ) == 0
+                {
+                    bail!(
+                        "pin-operator-image: no Deployment container in the manifests runs {}",
+                        cfg.images.operator
+                    );
+                }
+                pinned_image = Some(csv_image);
+            }
             let m = publisher
                 .publish("operator", &cfg.images.operator, &image)
                 .await?;
-            if cfg.pin_operator_image
-                && pin_operator_image(&mut manifests, &cfg.images.operator, &m.pinned) == 0
-            {
-                bail!(
-                    "pin-operator-image: no Deployment container in the manifests runs {}",
-                    cfg.images.operator
-                );
-            }
-            let detail = format!("{} ({})", m.pinned, human(m.size));
-            Ok((m, detail))
+            let detail = format!("{} ({}){note}", m.pinned, human(m.size));
+            Ok(((m, record, pinned_image), detail))
         }
         .await
     });
+    let (operator, operator_pin, pinned_image) = operator;
     made.push(operator);
 
     // 3. Bundle: generate and validate.
@@ -592,8 +687,15 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 channels: catalog_channels.clone(),
                 template: None,
                 skip_range: None,
-                generate: add::Generate::Minor,
-                form: Default::default(),
+                generate: match cfg.catalog_channel_generation {
+                    ChannelGeneration::Major => add::Generate::Major,
+                    ChannelGeneration::Minor => add::Generate::Minor,
+                    ChannelGeneration::Both => add::Generate::Both,
+                },
+                form: match cfg.catalog_form {
+                    CatalogForm::BundleObjects => Form::BundleObjects,
+                    CatalogForm::CsvMetadata => Form::CsvMetadata,
+                },
             }) {
                 Ok(o) => o,
                 Err(add::AddError::Invalid(report)) => {
@@ -619,12 +721,30 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 .files
                 .write(&outcome.package_dir, &[])
                 .context("staging the catalog")?;
-            let detail = format!(
+            let mut detail = format!(
                 "{} in {} ({})",
                 outcome.bundle,
                 cfg.catalog.join(&outcome.package).display(),
                 catalog_channels.join(", ")
             );
+            // catalog-channel-generation only shapes a new template: say when an existing
+            // one generates other channels than the config asks for.
+            if let Some(mismatch) = generation_mismatch(
+                &outcome.files,
+                &outcome.template,
+                &outcome.package_dir,
+                cfg.catalog_channel_generation,
+            ) {
+                eprintln!(
+                    "      warning: {}: {mismatch}, but release.yaml has catalog-channel-generation: {}; the template decides (edit it to change the channels)",
+                    outcome.template.display().to_string().replace(
+                        &stage_catalog.display().to_string(),
+                        &cfg.catalog.display().to_string()
+                    ),
+                    cfg.catalog_channel_generation.as_str()
+                );
+                detail.push_str("; template channel generation differs from release.yaml");
+            }
             Ok((outcome, detail))
         })()
     });
@@ -637,12 +757,36 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
             if report.has_errors() {
                 bail!("the catalog does not validate:\n{}", report.to_text());
             }
-            let detail = format!(
+            let mut detail = format!(
                 "{} packages, {} channels, {} bundles",
                 cfg_all.packages.len(),
                 cfg_all.channels.len(),
                 cfg_all.bundles.len()
             );
+            // The bundle's channel annotations are informational for file-based catalogs,
+            // but `olm bundle validate` users and older tooling read them: say when they
+            // disagree with where the catalog actually puts the bundle.
+            let mut placed: Vec<&str> = cfg_all
+                .channels
+                .iter()
+                .filter(|c| {
+                    c.package == package && c.entries.iter().any(|e| e.name == outcome.bundle)
+                })
+                .map(|c| c.name.as_str())
+                .collect();
+            placed.sort_unstable();
+            let mut annotated: Vec<&str> = options.channels.iter().map(String::as_str).collect();
+            annotated.sort_unstable();
+            if placed != annotated {
+                eprintln!(
+                    "      warning: {}: the bundle's channel annotations are {} but the catalog puts {} in {}; set `channels` to match",
+                    cfg.bundle_config.display(),
+                    annotated.join(","),
+                    outcome.bundle,
+                    placed.join(",")
+                );
+                detail.push_str("; bundle channel annotations differ from the catalog's");
+            }
             Ok((cfg_all, detail))
         })()
     });
@@ -703,7 +847,21 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                     None => None,
                     Some(src) => {
                         let (name, text) = read_manifests(src, &base)?;
-                        Some(deploy_generate::parse_manifests(&name, &text)?)
+                        let mut objects = deploy_generate::parse_manifests(&name, &text)?;
+                        // The plain install runs the same pinned image as the CSV.
+                        if let Some(image) = &pinned_image
+                            && pin_operator_image(
+                                objects.iter_mut().map(|o| &mut o.object),
+                                &cfg.images.operator,
+                                image,
+                            ) == 0
+                        {
+                            bail!(
+                                "pin-operator-image: no Deployment container in {name} (deploy.manifests) runs {}",
+                                cfg.images.operator
+                            );
+                        }
+                        Some(objects)
                     }
                 };
                 let generated =
@@ -742,14 +900,27 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     if let Some((generated, root)) = &deploy {
         write(&generated.tree, root, &generated.owned_dirs)?;
     }
+    if let Some((path, pin)) = &operator_pin {
+        let changed = fsx::write_atomic(path, pin.to_text().as_bytes())?;
+        if changed {
+            eprintln!("wrote {}", path.display());
+            written += 1;
+        } else {
+            unchanged += 1;
+        }
+    }
     steps.print_table();
     eprintln!(
-        "\nfiles: {written} written, {removed} removed, {unchanged} unchanged ({}, {}{})",
+        "\nfiles: {written} written, {removed} removed, {unchanged} unchanged ({}, {}{}{})",
         bundle_out.display(),
         cfg.catalog.display(),
         deploy
             .as_ref()
             .map(|(_, r)| format!(", {}", r.display()))
+            .unwrap_or_default(),
+        operator_pin
+            .as_ref()
+            .map(|(p, _)| format!(", {}", p.display()))
             .unwrap_or_default()
     );
 

@@ -27,6 +27,41 @@ pub struct Repositories {
     pub catalog: String,
 }
 
+/// `catalog-channel-generation`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChannelGeneration {
+    /// `<archetype>-v<major>`: one channel per major version, so minor upgrades stay in it.
+    #[default]
+    Major,
+    /// `<archetype>-v<major>.<minor>`.
+    Minor,
+    Both,
+}
+
+impl ChannelGeneration {
+    /// The name as written in release.yaml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelGeneration::Major => "major",
+            ChannelGeneration::Minor => "minor",
+            ChannelGeneration::Both => "both",
+        }
+    }
+}
+
+/// `catalog-form`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum CatalogForm {
+    /// `olm.bundle.object` properties: GetBundle serves the whole CSV, install strategy
+    /// included, which every OLM version reads.
+    #[default]
+    BundleObjects,
+    /// One `olm.csv.metadata` property per bundle.
+    CsvMetadata,
+}
+
 /// The deploy/ tree settings (the OLM objects, and the plain install).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -59,9 +94,22 @@ pub struct ReleaseConfig {
     /// own reference (a tag), which keeps bundle/ independent of the binary's bytes.
     #[serde(default)]
     pub pin_operator_image: bool,
+    /// Where the pin is recorded (written together with bundle/). It makes the pin an input
+    /// of bundle/, the way operator-sdk's `make bundle` records the image in a kustomization:
+    /// bundle/ can be re-derived without the binary, and a re-run of a released version keeps
+    /// the image it was released with. Needs `pin-operator-image: true`.
+    pub pinned_operator_image: Option<PathBuf>,
     /// Catalog channels (semver archetypes candidate, fast, stable); default: the bundle's.
     #[serde(default)]
     pub catalog_channels: Vec<String>,
+    /// Which channels a new semver template generates (`major`: `stable-v1`, `minor`:
+    /// `stable-v1.2`, `both`). Only used when the release creates the template.
+    #[serde(default)]
+    pub catalog_channel_generation: ChannelGeneration,
+    /// How bundles are written into the catalog: `bundle-objects` (every manifest, so the
+    /// catalog serves the full CSV; opm `render`'s default) or `csv-metadata` (compact).
+    #[serde(default)]
+    pub catalog_form: CatalogForm,
     /// The file-based catalog directory (holding `<package>/template.yaml`).
     pub catalog: PathBuf,
     /// Directory of the OCI layouts images go to without a registry.
@@ -83,6 +131,9 @@ impl ReleaseConfig {
         rel(&mut cfg.operator_binary);
         rel(&mut cfg.catalog);
         rel(&mut cfg.layouts);
+        if let Some(p) = cfg.pinned_operator_image.as_mut() {
+            rel(p);
+        }
         if let Some(d) = cfg.manifests.dir.as_mut() {
             rel(d);
         }
