@@ -578,12 +578,13 @@ mod tests {
         let all = load_dir(dir.path()).unwrap();
         let lean = load_dir_keeping(dir.path(), Keep::Structure).unwrap();
         let raws = |c: &DeclarativeConfig| -> Vec<String> {
-            c.bundles[0].properties.iter().map(|p| p.raw().to_string()).collect()
+            c.bundles[0]
+                .properties
+                .iter()
+                .map(|p| p.raw().to_string())
+                .collect()
         };
-        assert_eq!(
-            raws(&all)[0],
-            r#"{"displayName":"A","description":"long"}"#
-        );
+        assert_eq!(raws(&all)[0], r#"{"displayName":"A","description":"long"}"#);
         assert_eq!(
             raws(&lean),
             vec![
