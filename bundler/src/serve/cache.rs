@@ -237,22 +237,7 @@ pub fn open(
             (index, true)
         }
     };
-    let stats = LoadStats {
-        rebuilt,
-        digest: computed,
-        packages: index.packages.len(),
-        entries: 0,
-        millis: 0,
-    };
-    let store = Store::open(index, &cache_dir.join(CACHE_SUBDIR).join(PAYLOAD_FILE))?;
-    Ok((
-        store,
-        LoadStats {
-            entries: 0,
-            millis: started.elapsed().as_millis(),
-            ..stats
-        },
-    ))
+    open_index(index, cache_dir, rebuilt, started)
 }
 
 /// Opens a cache this process (or its child) has just built from the catalog, without hashing
@@ -260,21 +245,27 @@ pub fn open(
 pub fn open_just_built(cache_dir: &Path) -> Result<(Store, LoadStats), CacheError> {
     let started = Instant::now();
     let index = read_index(cache_dir).map_err(CacheError::Load)?;
-    let stats = LoadStats {
-        rebuilt: true,
-        digest: index.digest.clone(),
-        packages: index.packages.len(),
-        entries: 0,
-        millis: 0,
-    };
+    open_index(index, cache_dir, true, started)
+}
+
+/// The store over `index` and the cache's payload file.
+fn open_index(
+    index: Index,
+    cache_dir: &Path,
+    rebuilt: bool,
+    started: Instant,
+) -> Result<(Store, LoadStats), CacheError> {
+    let digest = index.digest.clone();
+    let packages = index.packages.len();
     let store = Store::open(index, &cache_dir.join(CACHE_SUBDIR).join(PAYLOAD_FILE))?;
-    Ok((
-        store,
-        LoadStats {
-            millis: started.elapsed().as_millis(),
-            ..stats
-        },
-    ))
+    let stats = LoadStats {
+        rebuilt,
+        digest,
+        packages,
+        entries: 0,
+        millis: started.elapsed().as_millis(),
+    };
+    Ok((store, stats))
 }
 
 /// Whether `cache_dir` holds a cache built from exactly the catalog at `root`.
