@@ -47,15 +47,34 @@ fn null_raw() -> Box<RawValue> {
 /// indented JSON and the same value read from YAML are the same text.
 fn compact_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Box<RawValue>, D::Error> {
     let raw = Box::<RawValue>::deserialize(d)?;
-    if !raw
-        .get()
-        .bytes()
-        .any(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
-    {
+    if !has_space_between_tokens(raw.get()) {
         return Ok(raw);
     }
     let text = minify(raw.get());
     RawValue::from_string(text).map_err(serde::de::Error::custom)
+}
+
+/// Whether valid JSON text has whitespace outside its strings (values read from trees never
+/// do; values read from indented JSON files do).
+fn has_space_between_tokens(json: &str) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in json.bytes() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+            return true;
+        }
+    }
+    false
 }
 
 /// Removes the whitespace between JSON tokens (not inside strings) of valid JSON text.
@@ -462,6 +481,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.raw(), r#"{"a":"b c\" d","n":[1,2]}"#);
+        assert!(!has_space_between_tokens(p.raw()));
+        assert!(has_space_between_tokens(r#"{"a": 1}"#));
         let q: Property =
             serde_json::from_value(json!({"type": "x", "value": {"a": "b c\" d", "n": [1, 2]}}))
                 .unwrap();
