@@ -39,6 +39,9 @@ pub struct AddOptions {
     pub skip_range: Option<String>,
     /// For a new semver template.
     pub generate: Generate,
+    /// Copy each CSV's `olm.skipRange` onto its channel entries (see
+    /// [`template::skip_ranges_from_csvs`]).
+    pub skip_range_from_csv: bool,
     pub form: Form,
 }
 
@@ -176,6 +179,10 @@ pub fn add(opts: &AddOptions) -> Result<AddOutcome, AddError> {
             template_path.display()
         )));
     };
+    let mut cfg = cfg;
+    if opts.skip_range_from_csv {
+        template::skip_ranges_from_csvs(&mut cfg);
+    }
     let report = super::validate::validate(&cfg);
     if report.has_errors() {
         return Err(AddError::Invalid(report));

@@ -616,6 +616,65 @@ fn link(tuples: &mut [Tuple], channels: &mut BTreeMap<String, Channel>) {
     }
 }
 
+/// The `olm.skipRange` annotation of a bundle's CSV, from its `olm.csv.metadata` or from the
+/// CSV among its `olm.bundle.object`s.
+pub fn csv_skip_range(b: &Bundle) -> Option<String> {
+    use super::property::{BundleObject, CsvMetadata, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA};
+    const ANNOTATION: &str = "olm.skipRange";
+    if let Some(meta) = b
+        .properties
+        .iter()
+        .filter(|p| p.ty == TYPE_CSV_METADATA)
+        .find_map(|p| p.value_as::<CsvMetadata>().ok())
+    {
+        return meta
+            .annotations
+            .get(ANNOTATION)?
+            .as_str()
+            .map(str::to_string);
+    }
+    b.properties
+        .iter()
+        .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
+        .filter_map(|p| p.value_as::<BundleObject>().ok())
+        .filter_map(|o| super::b64::decode(&o.data))
+        .filter_map(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .find(|o| o.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion"))
+        .and_then(|csv| {
+            csv.pointer("/metadata/annotations")?
+                .get(ANNOTATION)?
+                .as_str()
+                .map(str::to_string)
+        })
+}
+
+/// Copies each bundle's CSV `olm.skipRange` onto its channel entries that have none.
+///
+/// opm's semver template never writes `skipRange` (its entries get `replaces` and `skips`
+/// only), so a catalog rendered from one loses the range its CSVs declare; maintainers add it
+/// back after rendering (with yq, typically). This does that step, opt-in
+/// (`--skip-range-from-csv`), so plain renders stay byte-identical to opm's.
+pub fn skip_ranges_from_csvs(cfg: &mut DeclarativeConfig) {
+    let ranges: HashMap<(&str, &str), String> = cfg
+        .bundles
+        .iter()
+        .filter_map(|b| Some(((b.package.as_str(), b.name.as_str()), csv_skip_range(b)?)))
+        .collect();
+    let mut set: Vec<(usize, usize, String)> = Vec::new();
+    for (ci, c) in cfg.channels.iter().enumerate() {
+        for (ei, e) in c.entries.iter().enumerate() {
+            if e.skip_range.is_empty()
+                && let Some(r) = ranges.get(&(c.package.as_str(), e.name.as_str()))
+            {
+                set.push((ci, ei, r.clone()));
+            }
+        }
+    }
+    for (ci, ei, r) in set {
+        cfg.channels[ci].entries[ei].skip_range = r;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -680,6 +739,58 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn skip_ranges_come_from_csv_metadata_and_bundle_objects() {
+        use super::super::property::{Property, TYPE_CSV_METADATA};
+        let mut cfg = render_semver(
+            Path::new("t.yaml"),
+            &parse_semver(
+                Path::new("t.yaml"),
+                &serde_json::json!({
+                    "schema": "olm.semver", "generateMajorChannels": true,
+                    "generateMinorChannels": false,
+                    "stable": {"bundles": [{"image": "quay.io/x/foo:0.1.0"}, {"image": "quay.io/x/foo:0.2.0"}]}
+                }),
+            )
+            .unwrap(),
+            &resolver(&["0.1.0", "0.2.0"]),
+        )
+        .unwrap();
+        assert!(
+            cfg.channels[0]
+                .entries
+                .iter()
+                .all(|e| e.skip_range.is_empty())
+        );
+        // 0.2.0 declares its range in olm.csv.metadata; 0.1.0 in the CSV among its objects.
+        let csv = serde_json::json!({"kind": "ClusterServiceVersion",
+            "metadata": {"annotations": {"olm.skipRange": "<0.1.0"}}});
+        let data =
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, csv.to_string());
+        for b in &mut cfg.bundles {
+            if b.name == "foo.v0.2.0" {
+                b.properties.push(Property::new(
+                    TYPE_CSV_METADATA,
+                    &serde_json::json!({"annotations": {"olm.skipRange": ">=0.1.0 <0.2.0"}}),
+                ));
+            } else {
+                b.properties.push(Property::bundle_object(data.clone()));
+            }
+        }
+        skip_ranges_from_csvs(&mut cfg);
+        let ranges: Vec<(&str, &str)> = cfg.channels[0]
+            .entries
+            .iter()
+            .map(|e| (e.name.as_str(), e.skip_range.as_str()))
+            .collect();
+        assert_eq!(
+            ranges,
+            vec![("foo.v0.1.0", "<0.1.0"), ("foo.v0.2.0", ">=0.1.0 <0.2.0")]
+        );
+        let report = super::super::validate::validate(&cfg);
+        assert!(!report.has_errors(), "{}", report.to_text());
     }
 
     #[test]

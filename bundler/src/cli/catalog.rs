@@ -141,6 +141,10 @@ pub struct TemplateArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub form: FormArgs,
+    /// Copy each bundle CSV's `olm.skipRange` annotation onto its channel entries (opm's
+    /// semver template drops it; off by default so output matches opm).
+    #[arg(long)]
+    pub skip_range_from_csv: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -231,6 +235,10 @@ pub struct AddArgs {
     /// Channels a new semver template generates.
     #[arg(long, value_enum, default_value = "minor")]
     pub generate: GenerateArg,
+    /// Copy each bundle CSV's `olm.skipRange` onto its channel entries after rendering (opm's
+    /// semver template drops it).
+    #[arg(long)]
+    pub skip_range_from_csv: bool,
     /// Show what would change; write nothing; exit 1 if anything would.
     #[arg(long)]
     pub check: bool,
@@ -400,13 +408,16 @@ fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
         resolver.reuse_catalog(r)?;
     }
     let tpl = template::read_template(&a.file)?;
-    let cfg = match a.kind {
+    let mut cfg = match a.kind {
         TemplateKind::Basic => template::render_basic(&a.file, &tpl, &resolver)?,
         TemplateKind::Semver => {
             let t = template::parse_semver(&a.file, &tpl)?;
             template::render_semver(&a.file, &t, &resolver)?
         }
     };
+    if a.skip_range_from_csv {
+        template::skip_ranges_from_csvs(&mut cfg);
+    }
     emit(&fbc_text(&cfg, a.output)?, a.out.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -543,6 +554,7 @@ fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
             GenerateArg::Major => add::Generate::Major,
             GenerateArg::Both => add::Generate::Both,
         },
+        skip_range_from_csv: a.skip_range_from_csv,
         form: a.form.form(),
     };
     let outcome = match add::add(&opts) {

@@ -692,6 +692,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                     ChannelGeneration::Minor => add::Generate::Minor,
                     ChannelGeneration::Both => add::Generate::Both,
                 },
+                skip_range_from_csv: cfg.catalog_skip_range_from_csv,
                 form: match cfg.catalog_form {
                     CatalogForm::BundleObjects => Form::BundleObjects,
                     CatalogForm::CsvMetadata => Form::CsvMetadata,

@@ -110,6 +110,10 @@ pub struct ReleaseConfig {
     /// catalog serves the full CSV; opm `render`'s default) or `csv-metadata` (compact).
     #[serde(default)]
     pub catalog_form: CatalogForm,
+    /// Copy each CSV's `olm.skipRange` onto its catalog channel entries (`olm catalog add
+    /// --skip-range-from-csv`): opm's semver template drops it.
+    #[serde(default)]
+    pub catalog_skip_range_from_csv: bool,
     /// The file-based catalog directory (holding `<package>/template.yaml`).
     pub catalog: PathBuf,
     /// Directory of the OCI layouts images go to without a registry.
