@@ -405,15 +405,7 @@ pub fn migrate_to_csv_metadata(b: &mut Bundle) {
     if b.properties.iter().any(|p| p.ty == TYPE_CSV_METADATA) {
         return;
     }
-    let csv = b
-        .properties
-        .iter()
-        .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
-        .filter_map(|p| p.value_as::<super::property::BundleObject>().ok())
-        .filter_map(|o| super::b64::decode(&o.data))
-        .filter_map(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
-        .find(|o| o.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion"));
-    let Some(csv) = csv else { return };
+    let Some(csv) = b.csv_object() else { return };
     b.properties.retain(|p| p.ty != TYPE_BUNDLE_OBJECT);
     b.properties
         .push(Property::build(TYPE_CSV_METADATA, &csv_metadata(&csv)));

@@ -619,7 +619,7 @@ fn link(tuples: &mut [Tuple], channels: &mut BTreeMap<String, Channel>) {
 /// The `olm.skipRange` annotation of a bundle's CSV, from its `olm.csv.metadata` or from the
 /// CSV among its `olm.bundle.object`s.
 pub fn csv_skip_range(b: &Bundle) -> Option<String> {
-    use super::property::{BundleObject, CsvMetadata, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA};
+    use super::property::{CsvMetadata, TYPE_CSV_METADATA};
     const ANNOTATION: &str = "olm.skipRange";
     if let Some(meta) = b
         .properties
@@ -633,19 +633,12 @@ pub fn csv_skip_range(b: &Bundle) -> Option<String> {
             .as_str()
             .map(str::to_string);
     }
-    b.properties
-        .iter()
-        .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
-        .filter_map(|p| p.value_as::<BundleObject>().ok())
-        .filter_map(|o| super::b64::decode(&o.data))
-        .filter_map(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
-        .find(|o| o.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion"))
-        .and_then(|csv| {
-            csv.pointer("/metadata/annotations")?
-                .get(ANNOTATION)?
-                .as_str()
-                .map(str::to_string)
-        })
+    b.csv_object().and_then(|csv| {
+        csv.pointer("/metadata/annotations")?
+            .get(ANNOTATION)?
+            .as_str()
+            .map(str::to_string)
+    })
 }
 
 /// Copies each bundle's CSV `olm.skipRange` onto its channel entries that have none.
