@@ -162,14 +162,10 @@ impl Bundle {
     /// The ClusterServiceVersion among the bundle's `olm.bundle.object`s, parsed (`None` for
     /// bundles in the `olm.csv.metadata` form).
     pub fn csv_object(&self) -> Option<Value> {
-        use super::property::{BundleObject, TYPE_BUNDLE_OBJECT};
-        self.properties
-            .iter()
-            .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
-            .filter_map(|p| p.value_as::<BundleObject>().ok())
-            .filter_map(|o| super::b64::decode(&o.data))
-            .filter_map(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
-            .find(|o| o.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion"))
+        super::property::bundle_objects(&self.properties)
+            .into_iter()
+            .find(|o| super::property::is_csv_json(o))
+            .and_then(|o| serde_json::from_str(&o).ok())
     }
 }
 

@@ -13,7 +13,7 @@ use semver::Version;
 
 use super::declcfg::{self, DeclarativeConfig, Icon, Property, RelatedImage};
 use super::diagnostic::Report;
-use super::property::{Gvk, PackageRequired, TYPE_BUNDLE_OBJECT, TypedProperty};
+use super::property::{Gvk, PackageRequired, TypedProperty};
 use super::semver_range::Range;
 use super::validate;
 
@@ -96,24 +96,14 @@ pub struct EntryRef<'a> {
 impl Bundle {
     /// The manifests embedded as `olm.bundle.object` properties, as JSON text, in order.
     pub fn objects(&self) -> Vec<String> {
-        self.properties
-            .iter()
-            .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
-            .filter_map(|p| p.value_as::<super::property::BundleObject>().ok())
-            .filter_map(|o| super::b64::decode(&o.data))
-            .filter_map(|bytes| String::from_utf8(bytes).ok())
-            .collect()
+        super::property::bundle_objects(&self.properties)
     }
 
     /// The ClusterServiceVersion among [`objects`](Self::objects), as JSON text.
     pub fn csv_json(&self) -> Option<String> {
-        self.objects().into_iter().find(|o| {
-            serde_json::from_str::<serde_json::Value>(o)
-                .ok()
-                .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
-                .as_deref()
-                == Some("ClusterServiceVersion")
-        })
+        self.objects()
+            .into_iter()
+            .find(|o| super::property::is_csv_json(o))
     }
 
     /// The `olm.csv.metadata` property, if present.

@@ -241,6 +241,30 @@ pub struct Constraint {
     pub body: Map<String, Value>,
 }
 
+/// The manifests embedded as `olm.bundle.object` properties, as JSON text, in order (what
+/// both the on-disk and the model bundle carry).
+pub fn bundle_objects(properties: &[Property]) -> Vec<String> {
+    properties
+        .iter()
+        .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
+        .filter_map(|p| p.value_as::<BundleObject>().ok())
+        .filter_map(|o| crate::catalog::b64::decode(&o.data))
+        .filter_map(|bytes| String::from_utf8(bytes).ok())
+        .collect()
+}
+
+/// Whether a manifest's JSON is a ClusterServiceVersion. Reads only `kind` (the rest is
+/// skipped, not built), so scanning a bundle's CRDs for its CSV stays cheap.
+pub fn is_csv_json(json: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Kind<'a> {
+        #[serde(borrow, default)]
+        kind: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_str::<Kind>(json)
+        .is_ok_and(|k| k.kind.as_deref() == Some("ClusterServiceVersion"))
+}
+
 /// The typed view of a property.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TypedProperty {
@@ -311,7 +335,9 @@ impl Property {
     /// A string field of an object value (`None` when absent or not a string).
     pub fn str_field(&self, key: &str) -> Option<String> {
         #[derive(Deserialize)]
-        struct Field<'a>(#[serde(borrow)] std::collections::HashMap<&'a str, &'a RawValue>);
+        struct Field<'a>(
+            #[serde(borrow)] std::collections::HashMap<std::borrow::Cow<'a, str>, &'a RawValue>,
+        );
         let Field(fields) = serde_json::from_str(self.value.get()).ok()?;
         serde_json::from_str::<String>(fields.get(key)?.get()).ok()
     }
@@ -472,6 +498,21 @@ mod tests {
         let p = Property::new("vendor.thing", &json!({"b": 1, "a": [true]}));
         assert_eq!(p.parse(0).unwrap(), TypedProperty::Other);
         assert_eq!(p.value_json(), r#"{"b":1,"a":[true]}"#);
+    }
+
+    #[test]
+    fn csv_detection_reads_only_the_kind() {
+        assert!(is_csv_json(
+            r#"{"apiVersion":"x","kind":"ClusterServiceVersion","spec":{"a":[1]}}"#
+        ));
+        assert!(!is_csv_json(r#"{"kind":"CustomResourceDefinition"}"#));
+        assert!(!is_csv_json(r#"{"metadata":{}}"#));
+        assert!(!is_csv_json("not json"));
+        // Escaped text still reads (borrowing would fail on it).
+        assert!(is_csv_json(r#"{"kind":"ClusterService\u0056ersion"}"#));
+        let p = Property::new("x", &serde_json::json!({"a\"b": "v", "version": "1.0.0"}));
+        assert_eq!(p.str_field("a\"b").as_deref(), Some("v"));
+        assert_eq!(p.str_field("version").as_deref(), Some("1.0.0"));
     }
 
     #[test]

@@ -216,13 +216,7 @@ fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache:
     let mut objects = b.objects();
     let mut csv_json = objects
         .iter()
-        .find(|o| {
-            serde_json::from_str::<serde_json::Value>(o)
-                .ok()
-                .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
-                .as_deref()
-                == Some("ClusterServiceVersion")
-        })
+        .find(|o| crate::catalog::property::is_csv_json(o))
         .cloned()
         .unwrap_or_default();
     if csv_json.is_empty()
