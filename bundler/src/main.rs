@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         return code;
     }
     let args = cli::Cli::parse();
-    cli::init_logging(args.verbose);
+    cli::init_logging(args.verbosity());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

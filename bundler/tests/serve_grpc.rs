@@ -852,3 +852,43 @@ fn a_cached_store_answers_like_an_in_memory_one() {
         );
     }
 }
+
+/// Bundles with only `olm.csv.metadata` get their stub CSV per request: the cache stores each
+/// package's icon once (not once per bundle), and every bundle still answers with a CSV that
+/// carries the icon, its own name and version, as a scratch cache serves it too.
+#[test]
+fn stub_csvs_are_built_per_request_from_one_copy_of_the_icon() {
+    let src = tempfile::tempdir().unwrap();
+    let shape = olm_bundler::catalog::synth::Shape {
+        packages: 3,
+        bundles_per_package: 10,
+    };
+    olm_bundler::catalog::synth::write(
+        src.path(),
+        &shape,
+        olm_bundler::catalog::synth::Syntax::Yaml,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    cache::build_cache_with(src.path(), dir.path(), cache::Durability::Scratch).unwrap();
+    let (store, _) = cache::open(src.path(), dir.path(), Integrity::Enforce).unwrap();
+    let payloads = std::fs::read(dir.path().join("olm-serve.v1/payloads.bin")).unwrap();
+    let mut bundles = 0;
+    for e in store.entries() {
+        let b = store.api_bundle(&e, true).unwrap();
+        let csv: serde_json::Value = serde_json::from_str(&b.csv_json).unwrap();
+        assert_eq!(csv["metadata"]["name"], b.csv_name.as_str());
+        assert_eq!(csv["spec"]["version"], b.version.as_str());
+        let icon = csv["spec"]["icon"][0]["base64data"].as_str().unwrap();
+        assert!(icon.len() > 1000, "the package icon is in the stub");
+        let copies = payloads
+            .windows(icon.len())
+            .filter(|w| *w == icon.as_bytes())
+            .count();
+        assert_eq!(copies, 1, "{}: icon stored {copies} times", b.csv_name);
+        assert_eq!(b.object, vec![b.csv_json.clone()]);
+        bundles += 1;
+    }
+    assert_eq!(bundles, store.entry_count());
+    assert!(bundles >= 30);
+}

@@ -67,3 +67,26 @@ fn every_yaml_document_reads_the_same_as_with_serde_saphyr() {
     let docs: usize = files.iter().map(|f| compare(f)).sum();
     assert!(docs > 100, "only {docs} documents compared");
 }
+
+/// serde-saphyr gives up on a long run of comments while looking ahead (found by the
+/// `yaml_tree` fuzz target); the fast readers must then report its error, not a value.
+#[test]
+fn long_comment_runs_get_serde_saphyrs_verdict() {
+    for n in [10, 20, 95, 96, 97, 200] {
+        let doc = format!("a:\n{}  b: 1\nc: 2\n", "  # note\n".repeat(n));
+        let path = Path::new("c.yaml");
+        let fast = yaml::parse_value(path, &doc);
+        let slow: Result<Value, _> = yaml::parse_one(path, &doc);
+        match (fast, slow) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{n} comments"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("{n} comments: {a:?} vs {b:?}"),
+        }
+    }
+    let crash = "annotaTions:\n".to_string()
+        + &"  # io.bundle.mamework.io.bundle,metadata.v0.bundle.channel.Core bTiions:\n".repeat(60)
+        + "  apiVersion: v1\n  kind: ReverseWordsApp\n";
+    let fast = yaml::parse_value(Path::new("f.yaml"), &crash);
+    let slow: Result<Value, _> = yaml::parse_one(Path::new("f.yaml"), &crash);
+    assert_eq!(fast.is_ok(), slow.is_ok());
+}

@@ -20,6 +20,7 @@ use super::declcfg::{
     SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Source,
 };
 use super::ignore::IgnoreSet;
+use super::property::Property;
 use crate::yaml::{self, YamlError};
 
 /// A catalog file or blob that cannot be read.
@@ -150,8 +151,21 @@ pub fn load_files(files: &[PathBuf]) -> Result<DeclarativeConfig, LoadErrors> {
 
 /// [`load_files`], keeping only what `keep` says.
 pub fn load_files_keeping(files: &[PathBuf], keep: Keep) -> Result<DeclarativeConfig, LoadErrors> {
+    load_files_with(files, keep, |_| ()).map(|(cfg, _)| cfg)
+}
+
+/// [`load_files_keeping`], also giving `per_file` of each file's bytes (in `files` order) while
+/// they are in memory: the server hashes the catalog this way instead of reading it twice.
+pub fn load_files_with<T: Send>(
+    files: &[PathBuf],
+    keep: Keep,
+    per_file: impl Fn(&[u8]) -> T + Sync,
+) -> Result<(DeclarativeConfig, Vec<T>), LoadErrors> {
     let results = crate::par::map(files, |path| {
-        let mut cfg = load_file(path)?;
+        let bytes = yaml::read_file(path)?;
+        let extra = per_file(&bytes);
+        let mut cfg = load_bytes_keeping(path, &bytes, keep)?;
+        drop(bytes);
         if keep == Keep::Structure {
             for p in cfg.bundles.iter_mut().flat_map(|b| b.properties.iter_mut()) {
                 if p.ty == super::property::TYPE_CSV_METADATA && p.is_object() {
@@ -159,19 +173,23 @@ pub fn load_files_keeping(files: &[PathBuf], keep: Keep) -> Result<DeclarativeCo
                 }
             }
         }
-        Ok(cfg)
+        Ok::<_, LoadError>((cfg, extra))
     });
     tracing::debug!(files = files.len(), "parsed");
     let mut cfg = DeclarativeConfig::default();
+    let mut extras = Vec::with_capacity(files.len());
     let mut errors = Vec::new();
     for r in results {
         match r {
-            Ok(c) => cfg.merge(c),
+            Ok((c, extra)) => {
+                cfg.merge(c);
+                extras.push(extra);
+            }
             Err(e) => errors.push(e),
         }
     }
     if errors.is_empty() {
-        Ok(cfg)
+        Ok((cfg, extras))
     } else {
         Err(LoadErrors(errors))
     }
@@ -185,19 +203,28 @@ pub fn load_file(path: &Path) -> Result<DeclarativeConfig, LoadError> {
 
 /// Parses the bytes of one catalog file named `path` (used by the fuzzer too).
 pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<DeclarativeConfig, LoadError> {
+    load_bytes_keeping(path, bytes, Keep::All)
+}
+
+/// [`load_bytes`], keeping only what `keep` says.
+fn load_bytes_keeping(
+    path: &Path,
+    bytes: &[u8],
+    keep: Keep,
+) -> Result<DeclarativeConfig, LoadError> {
     let text = yaml::utf8(path, bytes)?;
     let file: Arc<Path> = Arc::from(path);
     let mut cfg = DeclarativeConfig::default();
     let first = text.trim_start_matches([' ', '\t', '\r', '\n', '\u{feff}']);
     if first.starts_with('{') {
-        load_json_stream(&file, text, &mut cfg)?;
+        load_json_stream(&file, text, &mut cfg, keep)?;
     } else {
         for (line, doc) in yaml_documents(text) {
             let value = yaml::parse_value(path, doc).map_err(|e| shift_line(e, line - 1))?;
             if value.is_null() {
                 continue;
             }
-            add_blob(&mut cfg, value, Source::new(file.clone(), line))?;
+            add_blob_keeping(&mut cfg, value, Source::new(file.clone(), line), keep)?;
         }
     }
     Ok(cfg)
@@ -253,6 +280,7 @@ fn load_json_stream(
     file: &Arc<Path>,
     text: &str,
     cfg: &mut DeclarativeConfig,
+    keep: Keep,
 ) -> Result<(), LoadError> {
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let mut line = 1u32;
@@ -274,7 +302,7 @@ fn load_json_stream(
                 message: e.to_string().split(" at line").next().unwrap_or("").into(),
             })
         })?;
-        add_blob(cfg, value, Source::new(file.clone(), line))?;
+        add_blob_keeping(cfg, value, Source::new(file.clone(), line), keep)?;
     }
     Ok(())
 }
@@ -377,6 +405,16 @@ pub fn add_blob(
     value: Value,
     source: Source,
 ) -> Result<(), LoadError> {
+    add_blob_keeping(cfg, value, source, Keep::All)
+}
+
+/// [`add_blob`], keeping only what `keep` says.
+fn add_blob_keeping(
+    cfg: &mut DeclarativeConfig,
+    value: Value,
+    source: Source,
+    keep: Keep,
+) -> Result<(), LoadError> {
     let Value::Object(mut obj) = value else {
         return Err(blob_err(
             &source,
@@ -448,7 +486,31 @@ pub fn add_blob(
                     "relatedImages",
                 ],
             );
+            // Properties hold most of a catalog's bytes: converted straight from the tree
+            // when they all have the plain shape (serde's path reports any other).
+            let plain = match obj.get_mut("properties") {
+                Some(Value::Array(items)) if items.iter().all(Property::is_plain_tree) => {
+                    Some(std::mem::take(items))
+                }
+                _ => None,
+            };
             let mut b: Bundle = typed(Value::Object(obj), "bundle", &source)?;
+            if let Some(mut items) = plain {
+                if keep == Keep::Structure {
+                    // Checked to be an object, then dropped before it is ever serialised.
+                    for item in &mut items {
+                        let is_meta = item["type"] == super::property::TYPE_CSV_METADATA;
+                        if let Some(v) = item.get_mut("value").filter(|v| is_meta && v.is_object())
+                        {
+                            *v = Value::Object(Map::new());
+                        }
+                    }
+                }
+                b.properties = items
+                    .into_iter()
+                    .filter_map(|t| Property::from_tree(t).ok())
+                    .collect();
+            }
             b.source = source;
             cfg.bundles.push(b);
         }

@@ -176,21 +176,21 @@ impl Package {
 impl Model {
     /// Validates and builds; the report holds warnings on success and errors on failure.
     pub fn from_declcfg(cfg: &DeclarativeConfig) -> Result<(Model, Report), Report> {
-        let report = validate::validate(cfg);
+        let (report, facts) = validate::validate_with_facts(cfg);
         if report.has_errors() {
             return Err(report);
         }
-        Ok((build(cfg.clone()), report))
+        Ok((build(cfg.clone(), facts), report))
     }
 
     /// Like [`from_declcfg`](Self::from_declcfg) but consumes the blobs, so their strings move
     /// into the model instead of being copied (what a server wants for big catalogs).
     pub fn from_declcfg_owned(cfg: DeclarativeConfig) -> Result<(Model, Report), Report> {
-        let report = validate::validate(&cfg);
+        let (report, facts) = validate::validate_with_facts(&cfg);
         if report.has_errors() {
             return Err(report);
         }
-        Ok((build(cfg), report))
+        Ok((build(cfg, facts), report))
     }
 
     /// Loads a catalog directory (or file), validates it and builds the model.
@@ -262,7 +262,8 @@ impl Model {
     }
 }
 
-fn build(cfg: DeclarativeConfig) -> Model {
+/// The model of a validated catalog; `facts` are its bundles' facts, in `cfg.bundles` order.
+fn build(cfg: DeclarativeConfig, facts: Vec<validate::BundleFacts>) -> Model {
     let mut packages: BTreeMap<String, Package> = BTreeMap::new();
     for p in cfg.packages {
         if packages.contains_key(&p.name) {
@@ -282,12 +283,10 @@ fn build(cfg: DeclarativeConfig) -> Model {
             },
         );
     }
-    for b in cfg.bundles {
+    for (b, facts) in cfg.bundles.into_iter().zip(facts) {
         let Some(p) = packages.get_mut(&b.package) else {
             continue;
         };
-        let mut diags = Vec::new();
-        let facts = validate::bundle_facts(&b, &mut diags);
         let Some(version) = facts.version else {
             continue;
         };

@@ -301,6 +301,38 @@ fn typed<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, String> {
 }
 
 impl Property {
+    /// The property a parsed `{type, value}` tree deserialises to, without serde's detour
+    /// (a value deserialiser turns a raw value into text through `Display`, the loader's
+    /// slowest step). `Err` gives the tree back when it is not of that shape, for the caller
+    /// to deserialise and report serde's error.
+    pub fn from_tree(tree: Value) -> Result<Property, Value> {
+        if !Property::is_plain_tree(&tree) {
+            return Err(tree);
+        }
+        let Value::Object(mut map) = tree else {
+            return Err(tree);
+        };
+        let ty = match map.remove("type") {
+            Some(Value::String(s)) => s,
+            _ => String::new(),
+        };
+        let value = match map.get("value") {
+            // A tree serialises to compact JSON; no whitespace to drop, nothing to validate.
+            Some(v) => serde_json::value::to_raw_value(v).unwrap_or_else(|_| null_raw()),
+            None => null_raw(),
+        };
+        Ok(Property { ty, value })
+    }
+
+    /// Whether [`from_tree`](Self::from_tree) reads `tree` as deserialising it would: an
+    /// object whose `type`, if present, is a string.
+    pub fn is_plain_tree(tree: &Value) -> bool {
+        match tree {
+            Value::Object(map) => map.get("type").is_none_or(Value::is_string),
+            _ => false,
+        }
+    }
+
     /// Builds a property from a typed value (keys in the order of the Rust struct, which is
     /// opm's order).
     pub fn build<T: Serialize>(ty: &str, value: &T) -> Property {
@@ -482,6 +514,27 @@ mod tests {
         );
         let missing = Property::new("x", &Value::Null);
         assert!(missing.parse(0).is_err());
+    }
+
+    #[test]
+    fn from_tree_reads_what_deserialising_reads() {
+        for tree in [
+            json!({"type": "olm.package", "value": {"packageName": "a", "version": "1.0.0"}}),
+            json!({"type": "olm.csv.metadata", "value": {"b": [1, 2.5, null, true], "a": "x\"y\n"}}),
+            json!({"type": "t"}),
+            json!({"value": "v", "extra": 1}),
+            json!({"type": "t", "value": null}),
+            json!({}),
+        ] {
+            let serde: Property = serde_json::from_value(tree.clone()).unwrap();
+            let direct = Property::from_tree(tree).unwrap();
+            assert_eq!(direct, serde);
+            assert_eq!(direct.raw(), serde.raw());
+        }
+        for tree in [json!({"type": 5, "value": 1}), json!([1]), json!("x")] {
+            assert!(!Property::is_plain_tree(&tree));
+            assert_eq!(Property::from_tree(tree.clone()).unwrap_err(), tree);
+        }
     }
 
     #[test]

@@ -143,6 +143,45 @@ pub fn bundle_facts(b: &Bundle, out: &mut Vec<Diagnostic>) -> BundleFacts {
     facts
 }
 
+/// The bundle's image and related image references must be pullable specs.
+fn image_checks(b: &Bundle, out: &mut Vec<Diagnostic>) {
+    let located = |rule, msg: String| {
+        Diagnostic::new(Severity::Error, rule, &b.source, msg)
+            .package(&b.package)
+            .bundle(&b.name)
+    };
+    if !b.image.is_empty()
+        && let Err(e) = super::imageref::validate(&b.image)
+    {
+        out.push(
+            located(
+                "bundle-image-invalid",
+                format!(
+                    "package {:?} bundle {:?} image: invalid image pull spec {:?}: {e}",
+                    b.package, b.name, b.image
+                ),
+            )
+            .fix("use a pullable reference such as registry/repo/name@sha256:<digest>"),
+        );
+    }
+    for (i, ri) in b.related_images.iter().enumerate() {
+        if !ri.image.is_empty()
+            && let Err(e) = super::imageref::validate(&ri.image)
+        {
+            out.push(
+                located(
+                    "bundle-related-image-invalid",
+                    format!(
+                        "package {:?} bundle {:?} relatedImages[{i}].image: invalid image pull spec {:?}: {e}",
+                        b.package, b.name, ri.image
+                    ),
+                )
+                .fix("use a pullable reference such as registry/repo/name@sha256:<digest>"),
+            );
+        }
+    }
+}
+
 /// Kubernetes' DNS-1123 label check, with its messages.
 fn dns1123_label_errors(name: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -167,6 +206,16 @@ fn dns1123_label_errors(name: &str) -> Vec<String> {
 
 /// Runs every check and returns the sorted findings.
 pub fn validate(cfg: &DeclarativeConfig) -> Report {
+    check(cfg, false).0
+}
+
+/// [`validate`], also giving each bundle's facts (in `cfg.bundles` order) so the model can be
+/// built without parsing every property a second time.
+pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>) {
+    check(cfg, true)
+}
+
+fn check(cfg: &DeclarativeConfig, keep_facts: bool) -> (Report, Vec<BundleFacts>) {
     let mut out: Vec<Diagnostic> = Vec::new();
     let err = |rule, src: &Source, msg: String| Diagnostic::new(Severity::Error, rule, src, msg);
     let warn = |rule, src: &Source, msg: String| Diagnostic::new(Severity::Warning, rule, src, msg);
@@ -278,7 +327,21 @@ pub fn validate(cfg: &DeclarativeConfig) -> Report {
 
     // Bundles.
     let mut bundles: BTreeMap<&str, BTreeMap<&str, (&Bundle, BundleFacts)>> = BTreeMap::new();
-    for b in &cfg.bundles {
+    // What needs nothing but the bundle itself (its properties, version and image references)
+    // is checked on all cores up front; the findings are placed in catalog order below, where
+    // the loop reaches each bundle, so the report is the same as checking them in the loop.
+    let per_bundle = crate::par::map(&cfg.bundles, |b| {
+        let mut diags = Vec::new();
+        let facts = bundle_facts(b, &mut diags);
+        image_checks(b, &mut diags);
+        (diags, facts)
+    });
+    let kept: Vec<BundleFacts> = if keep_facts {
+        per_bundle.iter().map(|(_, f)| f.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    for (b, checked) in cfg.bundles.iter().zip(per_bundle) {
         if b.package.is_empty() {
             out.push(
                 err(
@@ -326,42 +389,13 @@ pub fn validate(cfg: &DeclarativeConfig) -> Report {
             );
             continue;
         }
-        let facts = bundle_facts(b, &mut out);
+        let (diags, facts) = checked;
+        out.extend(diags);
         let located = |rule, msg: String| {
             err(rule, &b.source, msg)
                 .package(&b.package)
                 .bundle(&b.name)
         };
-        if !b.image.is_empty()
-            && let Err(e) = super::imageref::validate(&b.image)
-        {
-            out.push(
-                located(
-                    "bundle-image-invalid",
-                    format!(
-                        "package {:?} bundle {:?} image: invalid image pull spec {:?}: {e}",
-                        b.package, b.name, b.image
-                    ),
-                )
-                .fix("use a pullable reference such as registry/repo/name@sha256:<digest>"),
-            );
-        }
-        for (i, ri) in b.related_images.iter().enumerate() {
-            if !ri.image.is_empty()
-                && let Err(e) = super::imageref::validate(&ri.image)
-            {
-                out.push(
-                    located(
-                        "bundle-related-image-invalid",
-                        format!(
-                            "package {:?} bundle {:?} relatedImages[{i}].image: invalid image pull spec {:?}: {e}",
-                            b.package, b.name, ri.image
-                        ),
-                    )
-                    .fix("use a pullable reference such as registry/repo/name@sha256:<digest>"),
-                );
-            }
-        }
         if b.image.is_empty() && !facts.has_objects {
             out.push(
                 located("bundle-image-empty", "bundle image must be set".into())
@@ -505,7 +539,7 @@ pub fn validate(cfg: &DeclarativeConfig) -> Report {
 
     let mut report = Report { diagnostics: out };
     report.sort();
-    report
+    (report, kept)
 }
 
 type PkgBundles<'a> = BTreeMap<&'a str, (&'a Bundle, BundleFacts)>;

@@ -73,6 +73,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+impl Cli {
+    /// The log level: `-v` count, at least debug under `catalog serve --debug` (opm's flag).
+    /// Set once for the process, so the server's blocking tasks and connections log too.
+    pub fn verbosity(&self) -> u8 {
+        match &self.command {
+            Command::Catalog(catalog::CatalogCommand::Serve(a)) if a.debug => self.verbose.max(1),
+            _ => self.verbose,
+        }
+    }
+}
+
 /// Logs go to stderr so stdout stays clean for rendered YAML/JSON.
 pub fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;

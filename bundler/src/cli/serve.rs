@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use tracing::instrument::WithSubscriber;
 
 use olm_bundler::serve::cache::{self, Integrity};
 use olm_bundler::serve::server;
@@ -33,6 +32,10 @@ pub struct ServeArgs {
     /// Build the cache in --cache-dir and exit (the catalog image build runs this).
     #[arg(long, requires = "cache_dir")]
     pub cache_only: bool,
+    /// With --cache-only: the cache is a server's temporary one, not flushed to disk
+    /// (internal: the server passes it to the child process that builds its cache).
+    #[arg(long, hide = true, requires = "cache_only")]
+    pub cache_scratch: bool,
     /// Fail instead of rebuilding when the cache does not match the catalog. Default: true
     /// when --cache-dir is set without --cache-only (a catalog image's cache was built with it).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -49,20 +52,9 @@ pub struct ServeArgs {
 }
 
 pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    let debug_logs = a.debug.then(|| {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(
-                "info,olm=debug,olm_bundler=debug",
-            ))
-            .with_writer(std::io::stderr)
-            .with_target(false)
-            .finish()
-    });
+    // `--debug` raises the process's log level (see `Cli::verbosity`).
     let termination_log = termination_log_path(a.termination_log.as_deref());
-    let result = match debug_logs {
-        Some(sub) => serve(a).with_subscriber(sub).await,
-        None => serve(a).await,
-    };
+    let result = serve(a).await;
     if let Err(e) = &result
         && let Some(path) = termination_log
     {
@@ -131,10 +123,17 @@ async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
         };
         let catalog = a.catalog.clone();
         let dir2 = dir.clone();
-        let stats = tokio::task::spawn_blocking(move || cache::build_cache(&catalog, &dir2))
-            .await
-            .context("cache build task")?
-            .with_context(|| format!("build cache for {}", a.catalog.display()))?;
+        let durability = if a.cache_scratch {
+            cache::Durability::Scratch
+        } else {
+            cache::Durability::Durable
+        };
+        let stats = tokio::task::spawn_blocking(move || {
+            cache::build_cache_with(&catalog, &dir2, durability)
+        })
+        .await
+        .context("cache build task")?
+        .with_context(|| format!("build cache for {}", a.catalog.display()))?;
         tracing::info!(
             cache_dir = %dir.display(),
             digest = %stats.digest,
@@ -178,7 +177,7 @@ async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
         };
         if !fresh {
             tracing::info!(cache_dir = %cache_dir.display(), "building cache");
-            build_in_child(&a.catalog, &cache_dir, a.debug).await?;
+            build_in_child(&a.catalog, &cache_dir, temp.is_some(), a.debug).await?;
             built = true;
         }
     }
@@ -214,8 +213,14 @@ async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `olm catalog serve <catalog> --cache-dir <dir> --cache-only` as a child process.
-async fn build_in_child(catalog: &Path, cache_dir: &Path, debug: bool) -> anyhow::Result<()> {
+/// Runs `olm catalog serve <catalog> --cache-dir <dir> --cache-only` as a child process
+/// (`--cache-scratch` for a temporary cache).
+async fn build_in_child(
+    catalog: &Path,
+    cache_dir: &Path,
+    scratch: bool,
+    debug: bool,
+) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("locate the olm executable")?;
     let mut cmd = tokio::process::Command::new(exe);
     cmd.arg("catalog")
@@ -227,6 +232,9 @@ async fn build_in_child(catalog: &Path, cache_dir: &Path, debug: bool) -> anyhow
         // The parent owns the termination log.
         .arg("-t")
         .arg("/dev/null");
+    if scratch {
+        cmd.arg("--cache-scratch");
+    }
     if debug {
         cmd.arg("--debug");
     }

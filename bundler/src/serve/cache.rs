@@ -64,30 +64,48 @@ pub fn digest(root: &Path) -> Result<String, CacheError> {
 }
 
 fn digest_files(root: &Path, files: &[PathBuf]) -> Result<String, CacheError> {
-    let hash_file = |path: &PathBuf| -> Result<[u8; 32], String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("read {}: {e}", path.display()))?;
-        let mut h = Sha256::new();
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(&bytes);
-        Ok(h.finalize().into())
-    };
-    let per_file = crate::par::map(files, hash_file);
+    let per_file = crate::par::map(files, |path: &PathBuf| {
+        std::fs::read(path)
+            .map(|bytes| file_hash(&bytes))
+            .map_err(|e| format!("read {}: {e}", path.display()))
+    });
+    let hashes = per_file
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CacheError::Load)?;
+    Ok(combine(root, files, &hashes))
+}
+
+/// One file's part of the digest: its length and content.
+fn file_hash(bytes: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+    h.finalize().into()
+}
+
+/// The catalog digest from each file's path (relative to `root`) and [`file_hash`].
+fn combine(root: &Path, files: &[PathBuf], hashes: &[[u8; 32]]) -> String {
     let mut total = Sha256::new();
     total.update(format!("olm-serve-cache/{}\0", store::FORMAT));
-    for (path, h) in files.iter().zip(per_file) {
-        let h = h.map_err(CacheError::Load)?;
+    for (path, h) in files.iter().zip(hashes) {
         let rel = path.strip_prefix(root).unwrap_or(path);
         total.update(rel.to_string_lossy().as_bytes());
         total.update([0]);
         total.update(h);
     }
-    Ok(hex::encode(total.finalize()))
+    hex::encode(total.finalize())
 }
 
-/// Parses and validates the catalog and builds the server's index; payloads go to `payloads`.
-fn build<W: Write>(root: &Path, digest: &str, payloads: &mut W) -> Result<Index, CacheError> {
+/// Parses and validates the catalog and builds the server's index (with the digest of the
+/// files, hashed as they are read); payloads go to `payloads`.
+fn build<W: Write>(root: &Path, payloads: &mut W) -> Result<Index, CacheError> {
+    let started = Instant::now();
     let files = load::catalog_files(root).map_err(|e| CacheError::Load(e.to_string()))?;
-    let mut cfg = load::load_files(&files).map_err(|e| CacheError::Load(e.to_string()))?;
+    let (mut cfg, hashes) = load::load_files_with(&files, load::Keep::All, file_hash)
+        .map_err(|e| CacheError::Load(e.to_string()))?;
+    let digest = combine(root, &files, &hashes);
+    let loaded = Instant::now();
     let others = std::mem::take(&mut cfg.others);
     let (model, report) = Model::from_declcfg_owned(cfg).map_err(|r| CacheError::Invalid {
         dir: root.to_path_buf(),
@@ -96,10 +114,26 @@ fn build<W: Write>(root: &Path, digest: &str, payloads: &mut W) -> Result<Index,
     if !report.diagnostics.is_empty() {
         tracing::debug!(warnings = %report, "catalog warnings");
     }
-    store::build_index(&model, &others, digest, payloads).map_err(|source| CacheError::Write {
-        path: PathBuf::from(PAYLOAD_FILE),
-        source,
-    })
+    let validated = Instant::now();
+    let index = store::build_index(&model, &others, &digest, payloads).map_err(|source| {
+        CacheError::Write {
+            path: PathBuf::from(PAYLOAD_FILE),
+            source,
+        }
+    })?;
+    tracing::debug!(
+        files = files.len(),
+        load_ms = (loaded - started).as_millis() as u64,
+        validate_ms = (validated - loaded).as_millis() as u64,
+        index_ms = validated.elapsed().as_millis() as u64,
+        "cache build phases"
+    );
+    // Freeing the model (a few hundred thousand allocations) overlaps writing the files.
+    let garbage = (model, others);
+    if let Err(e) = std::thread::Builder::new().spawn(move || drop(garbage)) {
+        tracing::debug!(error = %e, "freeing the model on this thread");
+    }
+    Ok(index)
 }
 
 /// Loads a catalog into memory without any cache (payloads kept in memory too).
@@ -132,8 +166,26 @@ fn check_contents(cache_dir: &Path) -> Result<(), CacheError> {
     Err(CacheError::UnexpectedContents(unexpected.join(",")))
 }
 
-/// Builds the cache for `root` in `cache_dir` (replacing an older one).
+/// Whether a cache must survive a crash of the machine once built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Flushed to disk before it counts as built (`--cache-dir`, catalog images).
+    Durable,
+    /// A server's temporary cache, deleted when it stops: flushing would only cost time.
+    Scratch,
+}
+
+/// Builds the cache for `root` in `cache_dir` (replacing an older one), flushed to disk.
 pub fn build_cache(root: &Path, cache_dir: &Path) -> Result<LoadStats, CacheError> {
+    build_cache_with(root, cache_dir, Durability::Durable)
+}
+
+/// [`build_cache`] with the given durability.
+pub fn build_cache_with(
+    root: &Path,
+    cache_dir: &Path,
+    durability: Durability,
+) -> Result<LoadStats, CacheError> {
     let started = Instant::now();
     check_contents(cache_dir)?;
     let dir = cache_dir.join(CACHE_SUBDIR);
@@ -142,12 +194,11 @@ pub fn build_cache(root: &Path, cache_dir: &Path) -> Result<LoadStats, CacheErro
         move |source| CacheError::Write { path, source }
     };
     std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
-    let digest = digest(root)?;
     let payload_path = dir.join(PAYLOAD_FILE);
     let tmp_payload = dir.join(format!(".{PAYLOAD_FILE}.tmp{}", std::process::id()));
     let file = std::fs::File::create(&tmp_payload).map_err(werr(&tmp_payload))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    let index = match build(root, &digest, &mut w) {
+    let index = match build(root, &mut w) {
         Ok(i) => i,
         Err(e) => {
             drop(w);
@@ -159,22 +210,33 @@ pub fn build_cache(root: &Path, cache_dir: &Path) -> Result<LoadStats, CacheErro
         path: tmp_payload.clone(),
         source: e.into_error(),
     })?;
-    file.sync_all().map_err(werr(&tmp_payload))?;
+    if durability == Durability::Durable {
+        let built = Instant::now();
+        file.sync_all().map_err(werr(&tmp_payload))?;
+        tracing::debug!(
+            sync_ms = built.elapsed().as_millis() as u64,
+            "payloads synced"
+        );
+    }
     drop(file);
     // The payload file goes first: an index only ever points into a complete payload file,
     // and a crash in between leaves an index whose digest still forces a rebuild or error.
     let index_path = dir.join(INDEX_FILE);
     let _ = std::fs::remove_file(&index_path);
     std::fs::rename(&tmp_payload, &payload_path).map_err(werr(&payload_path))?;
-    crate::fsx::write_atomic(&index_path, &index.encode_to_vec()).map_err(|e| {
-        CacheError::Write {
-            path: index_path.clone(),
-            source: std::io::Error::other(e.to_string()),
-        }
-    })?;
+    let bytes = index.encode_to_vec();
+    match durability {
+        Durability::Durable => crate::fsx::write_atomic(&index_path, &bytes)
+            .map(drop)
+            .map_err(|e| CacheError::Write {
+                path: index_path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?,
+        Durability::Scratch => std::fs::write(&index_path, &bytes).map_err(werr(&index_path))?,
+    }
     Ok(LoadStats {
         rebuilt: true,
-        digest,
+        digest: index.digest.clone(),
         packages: index.packages.len(),
         entries: index
             .packages

@@ -10,14 +10,25 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::declcfg::Icon;
-use crate::catalog::model::{Bundle, Package};
+use super::proto::cache::{PackageStub, RelatedImage};
 use crate::catalog::property::CsvMetadata;
 
-/// The CSV JSON opm synthesises from `meta` for bundle `b` of package `p`.
-pub fn synthesize(b: &Bundle, p: &Package, meta: &CsvMetadata, version: &str) -> String {
+/// What one stub CSV is made of: the bundle's name, version, `olm.csv.metadata` and related
+/// images, and its package's description and icon.
+#[derive(Debug, Clone, Copy)]
+pub struct StubSource<'a> {
+    pub name: &'a str,
+    pub version: &'a str,
+    pub meta: &'a CsvMetadata,
+    pub related_images: &'a [RelatedImage],
+    pub package: &'a PackageStub,
+}
+
+/// The CSV JSON opm synthesises for a bundle that has only `olm.csv.metadata`.
+pub fn synthesize(s: &StubSource<'_>) -> String {
+    let meta = s.meta;
     let mut metadata = Map::new();
-    metadata.insert("name".into(), Value::String(b.name.clone()));
+    metadata.insert("name".into(), Value::String(s.name.to_string()));
     metadata.insert("creationTimestamp".into(), Value::Null);
     if !meta.labels.is_empty() {
         metadata.insert("labels".into(), Value::Object(meta.labels.clone()));
@@ -34,7 +45,7 @@ pub fn synthesize(b: &Bundle, p: &Package, meta: &CsvMetadata, version: &str) ->
         "install".into(),
         json!({"strategy": "deployment", "spec": {"deployments": null}}),
     );
-    spec.insert("version".into(), Value::String(version.to_string()));
+    spec.insert("version".into(), Value::String(s.version.to_string()));
     if !meta.maturity.is_empty() {
         spec.insert("maturity".into(), Value::String(meta.maturity.clone()));
     }
@@ -61,7 +72,7 @@ pub fn synthesize(b: &Bundle, p: &Package, meta: &CsvMetadata, version: &str) ->
     );
     // opm falls back to the package description when the CSV has none.
     let description = if meta.description.is_empty() {
-        p.description.clone()
+        s.package.description.clone()
     } else {
         meta.description.clone()
     };
@@ -78,8 +89,11 @@ pub fn synthesize(b: &Bundle, p: &Package, meta: &CsvMetadata, version: &str) ->
     if !meta.links.is_empty() {
         spec.insert("links".into(), Value::Array(meta.links.clone()));
     }
-    if let Some(icon) = &p.icon {
-        spec.insert("icon".into(), json!([icon_json(icon)]));
+    if s.package.has_icon {
+        spec.insert(
+            "icon".into(),
+            json!([{"base64data": s.package.icon_data, "mediatype": s.package.icon_mediatype}]),
+        );
     }
     spec.insert(
         "installModes".into(),
@@ -90,8 +104,8 @@ pub fn synthesize(b: &Bundle, p: &Package, meta: &CsvMetadata, version: &str) ->
         },
     );
     spec.insert("cleanup".into(), json!({"enabled": false}));
-    if !b.related_images.is_empty() {
-        let imgs: Vec<Value> = b
+    if !s.related_images.is_empty() {
+        let imgs: Vec<Value> = s
             .related_images
             .iter()
             .map(|r| json!({"name": r.name, "image": r.image}))
@@ -107,8 +121,4 @@ pub fn synthesize(b: &Bundle, p: &Package, meta: &CsvMetadata, version: &str) ->
         "status": {"cleanup": {}},
     });
     serde_json::to_string(&csv).unwrap_or_default()
-}
-
-fn icon_json(icon: &Icon) -> Value {
-    json!({"base64data": icon.data, "mediatype": icon.media_type})
 }

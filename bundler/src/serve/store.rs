@@ -20,12 +20,12 @@ use super::proto::cache::{self, Index};
 use crate::catalog::declcfg::Meta;
 use crate::catalog::model::{self, Model};
 use crate::catalog::property::{
-    Gvk, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_GVK, TYPE_GVK_REQUIRED, TYPE_PACKAGE,
-    TYPE_PACKAGE_REQUIRED,
+    CsvMetadata, Gvk, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_GVK, TYPE_GVK_REQUIRED,
+    TYPE_PACKAGE, TYPE_PACKAGE_REQUIRED,
 };
 
 /// Bumped whenever the index or payload encoding changes; old caches are then rebuilt.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// Why the store could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -52,18 +52,17 @@ pub fn build_index<W: Write>(
     digest: &str,
     payloads: &mut W,
 ) -> std::io::Result<Index> {
-    // Converting a bundle (decoding manifests, synthesising CSVs) is the expensive part: done
+    // Converting a bundle (decoding its manifests) is the expensive part: done
     // on all cores, a slice at a time so only one slice of encoded payloads is held at once,
     // and written in model order so the files do not depend on scheduling.
     const SLICE: usize = 256;
-    let jobs: Vec<(&model::Bundle, &model::Package)> = model
-        .packages()
-        .flat_map(|p| p.bundles.values().map(move |b| (b, p)))
-        .collect();
+    let jobs: Vec<&model::Bundle> = model.packages().flat_map(|p| p.bundles.values()).collect();
     let mut offset = 0u64;
     let mut converted = Vec::with_capacity(jobs.len());
+    let mut needs_stub = Vec::with_capacity(jobs.len());
     for slice in jobs.chunks(SLICE) {
-        for (base, bytes) in crate::par::map(slice, |(b, p)| encode_bundle(b, p)) {
+        for (base, bytes, stub) in crate::par::map(slice, |b| encode_bundle(b)) {
+            needs_stub.push(stub);
             let (payload_offset, payload_length) = match bytes {
                 None => (0, 0),
                 Some(bytes) => {
@@ -81,6 +80,7 @@ pub fn build_index<W: Write>(
         }
     }
     let mut converted = converted.into_iter();
+    let mut needs_stub = needs_stub.into_iter();
     let mut packages = Vec::new();
     for p in model.packages() {
         let names: Vec<&String> = p.bundles.keys().collect();
@@ -90,6 +90,14 @@ pub fn build_index<W: Write>(
             .map(|(i, n)| (n.as_str(), i as u32))
             .collect();
         let bundles: Vec<cache::Bundle> = converted.by_ref().take(names.len()).collect();
+        let (mut stub_offset, mut stub_length) = (0, 0);
+        // Counted, not `any`: every one of the package's flags must be consumed.
+        if needs_stub.by_ref().take(names.len()).filter(|s| *s).count() > 0 {
+            let bytes = package_stub(p).encode_to_vec();
+            payloads.write_all(&bytes)?;
+            (stub_offset, stub_length) = (offset, bytes.len() as u64);
+            offset += stub_length;
+        }
         let mut channels = Vec::new();
         for c in p.channels.values() {
             let entries: Vec<cache::Entry> = c
@@ -130,6 +138,8 @@ pub fn build_index<W: Write>(
             channels,
             bundles,
             custom_blobs,
+            stub_offset,
+            stub_length,
         });
     }
     Ok(Index {
@@ -145,22 +155,37 @@ fn deprecation(message: &Option<String>) -> Option<api::Deprecation> {
         .map(|m| api::Deprecation { message: m.clone() })
 }
 
-/// The channel-independent `api.Bundle` (as opm's `ConvertModelBundleToAPIBundle` fills it) and
-/// its payload.
-/// A bundle's index entry and its encoded payload (`None` when it has none).
-fn encode_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, Option<Vec<u8>>) {
-    let (base, mut payload) = convert_bundle(b, p);
-    if payload.csv_json.is_empty() && payload.object.is_empty() {
-        return (base, None);
+/// A bundle's index entry (the channel-independent `api.Bundle`, as opm's
+/// `ConvertModelBundleToAPIBundle` fills it), its encoded payload (`None` when it has none),
+/// and whether its CSV is synthesised (so its package needs a [`cache::PackageStub`]).
+fn encode_bundle(b: &model::Bundle) -> (api::Bundle, Option<Vec<u8>>, bool) {
+    let (base, mut payload) = convert_bundle(b);
+    let stub = payload.csv_stub.is_some();
+    if payload.csv_json.is_empty() && payload.object.is_empty() && !stub {
+        return (base, None, false);
     }
     if payload.object.len() == 1 && payload.object[0] == payload.csv_json {
         payload.object.clear();
         payload.object_is_csv = true;
     }
-    (base, Some(payload.encode_to_vec()))
+    (base, Some(payload.encode_to_vec()), stub)
 }
 
-fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache::Payload) {
+/// What a package gives its bundles' synthesised CSVs.
+fn package_stub(p: &model::Package) -> cache::PackageStub {
+    cache::PackageStub {
+        description: p.description.clone(),
+        has_icon: p.icon.is_some(),
+        icon_data: p.icon.as_ref().map(|i| i.data.clone()).unwrap_or_default(),
+        icon_mediatype: p
+            .icon
+            .as_ref()
+            .map(|i| i.media_type.clone())
+            .unwrap_or_default(),
+    }
+}
+
+fn convert_bundle(b: &model::Bundle) -> (api::Bundle, cache::Payload) {
     let mut version = String::new();
     let mut provided = Vec::new();
     let mut required = Vec::new();
@@ -213,20 +238,35 @@ fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache:
             });
         }
     }
-    let mut objects = b.objects();
-    let mut csv_json = objects
+    let objects = b.objects();
+    let csv_json = objects
         .iter()
         .find(|o| crate::catalog::property::is_csv_json(o))
         .cloned()
         .unwrap_or_default();
-    if csv_json.is_empty()
-        && let Some(meta) = b.csv_metadata()
-    {
-        csv_json = csv::synthesize(b, p, &meta, &version);
-        if objects.is_empty() {
-            objects = vec![csv_json.clone()];
-        }
-    }
+    // Without a CSV manifest, opm serves a stub built from olm.csv.metadata; that is done per
+    // request (see `Store::api_bundle`), so only its inputs are kept here.
+    let csv_stub = if csv_json.is_empty() {
+        let csv_metadata: Vec<String> = b
+            .properties
+            .iter()
+            .filter(|p| p.ty == TYPE_CSV_METADATA)
+            .map(|p| p.value_json())
+            .collect();
+        (!csv_metadata.is_empty()).then(|| cache::CsvStub {
+            csv_metadata,
+            related_images: b
+                .related_images
+                .iter()
+                .map(|r| cache::RelatedImage {
+                    name: r.name.clone(),
+                    image: r.image.clone(),
+                })
+                .collect(),
+        })
+    } else {
+        None
+    };
     let base = api::Bundle {
         csv_name: b.name.clone(),
         package_name: b.package.clone(),
@@ -245,6 +285,7 @@ fn convert_bundle(b: &model::Bundle, p: &model::Package) -> (api::Bundle, cache:
             csv_json,
             object: objects,
             object_is_csv: false,
+            csv_stub,
         },
     )
 }
@@ -328,13 +369,17 @@ impl Store {
             })?
             .len();
         for p in &index.packages {
-            for b in &p.bundles {
-                if b.payload_offset.saturating_add(b.payload_length) > len {
+            let spans = p
+                .bundles
+                .iter()
+                .map(|b| ("bundle", b.payload_offset, b.payload_length));
+            let stub = ("package", p.stub_offset, p.stub_length);
+            for (what, offset, length) in spans.chain(std::iter::once(stub)) {
+                if offset.saturating_add(length) > len {
                     return Err(StoreError::Corrupt {
                         path: payload_path.to_path_buf(),
                         message: format!(
-                            "bundle payload at {}+{} lies beyond the end of the file ({len} bytes)",
-                            b.payload_offset, b.payload_length
+                            "{what} payload at {offset}+{length} lies beyond the end of the file ({len} bytes)"
                         ),
                     });
                 }
@@ -476,20 +521,60 @@ impl Store {
         b.skips = e.entry.skips.clone();
         b.skip_range = e.entry.skip_range.clone();
         if payload && e.bundle.payload_length > 0 {
-            let p = self.read_payload(e.bundle)?;
-            b.object = if p.object_is_csv {
-                vec![p.csv_json.clone()]
-            } else {
-                p.object
+            let p: cache::Payload =
+                self.read_at(e.bundle.payload_offset, e.bundle.payload_length)?;
+            let (csv_json, object) = match &p.csv_stub {
+                Some(stub) => {
+                    let csv_json = self.synthesize(e.package, &b, stub)?;
+                    let object = match (p.object.is_empty(), csv_json.is_empty()) {
+                        (false, _) => p.object,
+                        (true, false) => vec![csv_json.clone()],
+                        (true, true) => Vec::new(),
+                    };
+                    (csv_json, object)
+                }
+                None if p.object_is_csv => (p.csv_json.clone(), vec![p.csv_json]),
+                None => (p.csv_json, p.object),
             };
-            b.csv_json = p.csv_json;
+            b.csv_json = csv_json;
+            b.object = object;
         }
         Ok(b)
     }
 
-    fn read_payload(&self, b: &cache::Bundle) -> Result<cache::Payload, StoreError> {
-        let start = b.payload_offset as usize;
-        let len = b.payload_length as usize;
+    /// The stub CSV for a bundle without a CSV manifest, from the first of its
+    /// `olm.csv.metadata` values that parses (empty when none does, as before the stub existed).
+    fn synthesize(
+        &self,
+        package: &cache::Package,
+        bundle: &api::Bundle,
+        stub: &cache::CsvStub,
+    ) -> Result<String, StoreError> {
+        let Some(meta) = stub
+            .csv_metadata
+            .iter()
+            .find_map(|raw| serde_json::from_str::<CsvMetadata>(raw).ok())
+        else {
+            return Ok(String::new());
+        };
+        let package_stub: cache::PackageStub = if package.stub_length > 0 {
+            self.read_at(package.stub_offset, package.stub_length)?
+        } else {
+            cache::PackageStub::default()
+        };
+        Ok(csv::synthesize(&csv::StubSource {
+            name: &bundle.csv_name,
+            version: &bundle.version,
+            meta: &meta,
+            related_images: &stub.related_images,
+            package: &package_stub,
+        }))
+    }
+
+    /// Decodes the message stored at `offset..offset + len` of the payloads.
+    fn read_at<M: Message + Default>(&self, offset: u64, len: u64) -> Result<M, StoreError> {
+        let start = offset as usize;
+        let len = len as usize;
         match &self.payloads {
             Payloads::Memory(bytes) => {
                 let slice = bytes.get(start..start.saturating_add(len)).ok_or_else(|| {
@@ -498,7 +583,7 @@ impl Store {
                         message: "payload out of range".into(),
                     }
                 })?;
-                cache::Payload::decode(slice).map_err(|source| StoreError::Decode {
+                M::decode(slice).map_err(|source| StoreError::Decode {
                     path: PathBuf::from("<memory>"),
                     source,
                 })
@@ -506,12 +591,12 @@ impl Store {
             Payloads::File { file, path } => {
                 use std::os::unix::fs::FileExt;
                 let mut buf = vec![0u8; len];
-                file.read_exact_at(&mut buf, b.payload_offset)
+                file.read_exact_at(&mut buf, offset)
                     .map_err(|source| StoreError::Io {
                         path: path.clone(),
                         source,
                     })?;
-                cache::Payload::decode(buf.as_slice()).map_err(|source| StoreError::Decode {
+                M::decode(buf.as_slice()).map_err(|source| StoreError::Decode {
                     path: path.clone(),
                     source,
                 })

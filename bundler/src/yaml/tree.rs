@@ -109,7 +109,7 @@ pub fn parse(text: &str) -> Option<Value> {
 }
 
 /// Resolves an untagged scalar the way serde-saphyr does for an untyped value.
-fn scalar(text: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
+pub(super) fn scalar(text: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
     if style != ScalarStyle::Plain {
         return Some(Value::String(text.into_owned()));
     }
@@ -179,7 +179,7 @@ fn may_be_number(s: &str) -> bool {
 }
 
 /// A plain mapping key that serde-saphyr reads as exactly its text.
-fn is_plain_string(s: &str) -> bool {
+pub(super) fn is_plain_string(s: &str) -> bool {
     !s.is_empty()
         && !matches!(s, "~" | "null" | "Null" | "NULL" | "<<")
         && yaml11_bool(s).is_none()
@@ -190,20 +190,10 @@ fn is_plain_string(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    /// The fast path and serde-saphyr agree, or the fast path stands aside.
-    /// Returns whether the fast path answered.
+    /// The reader and serde-saphyr agree, or the reader stands aside.
     fn same(text: &str) -> bool {
-        let slow: Result<Value, _> = super::super::parse_one_saphyr(Path::new("t"), text);
-        match (parse(text), slow) {
-            (Some(fast), Ok(slow)) => {
-                assert_eq!(fast, slow, "{text:?}");
-                true
-            }
-            (Some(fast), Err(e)) => panic!("fast path read {fast} where serde-saphyr fails: {e}"),
-            (None, _) => false,
-        }
+        super::super::agrees(parse, text)
     }
 
     #[test]
