@@ -892,3 +892,24 @@ fn stub_csvs_are_built_per_request_from_one_copy_of_the_icon() {
     assert_eq!(bundles, store.entry_count());
     assert!(bundles >= 30);
 }
+
+/// `olm.csv.metadata` only has to be an object to validate (as in opm); one whose fields have
+/// the wrong types cannot become a stub CSV. The server then serves the bundle without a CSV
+/// (and says so in its log) instead of failing the call.
+#[test]
+fn a_metadata_value_of_the_wrong_shape_serves_no_csv() {
+    let cat = r#"{"schema":"olm.package","name":"p","defaultChannel":"c"}
+{"schema":"olm.channel","package":"p","name":"c","entries":[{"name":"p.v1.0.0"}]}
+{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":"quay.io/p/b:1",
+ "properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},
+               {"type":"olm.csv.metadata","value":{"keywords":5}}]}
+"#;
+    let cfg = olm_bundler::catalog::load::load_bytes(Path::new("c.json"), cat.as_bytes()).unwrap();
+    let (model, _) = Model::from_declcfg_owned(cfg).unwrap();
+    let store = Store::from_model(&model, &[]);
+    let e = store.entries().next().unwrap();
+    let b = store.api_bundle(&e, true).unwrap();
+    assert_eq!(b.csv_name, "p.v1.0.0");
+    assert!(b.csv_json.is_empty());
+    assert!(b.object.is_empty());
+}

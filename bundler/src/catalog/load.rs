@@ -20,7 +20,7 @@ use super::declcfg::{
     SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Source,
 };
 use super::ignore::IgnoreSet;
-use super::property::Property;
+use super::property::{Property, TYPE_CSV_METADATA};
 use crate::yaml::{self, YamlError};
 
 /// A catalog file or blob that cannot be read.
@@ -164,15 +164,7 @@ pub fn load_files_with<T: Send>(
     let results = crate::par::map(files, |path| {
         let bytes = yaml::read_file(path)?;
         let extra = per_file(&bytes);
-        let mut cfg = load_bytes_keeping(path, &bytes, keep)?;
-        drop(bytes);
-        if keep == Keep::Structure {
-            for p in cfg.bundles.iter_mut().flat_map(|b| b.properties.iter_mut()) {
-                if p.ty == super::property::TYPE_CSV_METADATA && p.is_object() {
-                    p.clear_object();
-                }
-            }
-        }
+        let cfg = load_bytes_keeping(path, &bytes, keep)?;
         Ok::<_, LoadError>((cfg, extra))
     });
     tracing::debug!(files = files.len(), "parsed");
@@ -495,11 +487,14 @@ fn add_blob_keeping(
                 _ => None,
             };
             let mut b: Bundle = typed(Value::Object(obj), "bundle", &source)?;
+            // Any other shape of `properties` failed to deserialise above, so every bundle's
+            // properties come through here. `Keep::Structure`: each `olm.csv.metadata` is
+            // checked to be an object (what validation needs) and emptied before it is ever
+            // serialised.
             if let Some(mut items) = plain {
                 if keep == Keep::Structure {
-                    // Checked to be an object, then dropped before it is ever serialised.
                     for item in &mut items {
-                        let is_meta = item["type"] == super::property::TYPE_CSV_METADATA;
+                        let is_meta = item["type"] == TYPE_CSV_METADATA;
                         if let Some(v) = item.get_mut("value").filter(|v| is_meta && v.is_object())
                         {
                             *v = Value::Object(Map::new());

@@ -374,13 +374,6 @@ impl Property {
         serde_json::from_str::<String>(fields.get(key)?.get()).ok()
     }
 
-    /// Replaces an object value by `{}` (for loads that keep only the catalog's structure).
-    pub fn clear_object(&mut self) {
-        if let Ok(empty) = RawValue::from_string("{}".into()) {
-            self.value = empty;
-        }
-    }
-
     /// Whether the value is missing or `null`.
     pub fn is_null(&self) -> bool {
         self.value.get() == "null"

@@ -206,16 +206,12 @@ fn dns1123_label_errors(name: &str) -> Vec<String> {
 
 /// Runs every check and returns the sorted findings.
 pub fn validate(cfg: &DeclarativeConfig) -> Report {
-    check(cfg, false).0
+    validate_with_facts(cfg).0
 }
 
 /// [`validate`], also giving each bundle's facts (in `cfg.bundles` order) so the model can be
 /// built without parsing every property a second time.
 pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>) {
-    check(cfg, true)
-}
-
-fn check(cfg: &DeclarativeConfig, keep_facts: bool) -> (Report, Vec<BundleFacts>) {
     let mut out: Vec<Diagnostic> = Vec::new();
     let err = |rule, src: &Source, msg: String| Diagnostic::new(Severity::Error, rule, src, msg);
     let warn = |rule, src: &Source, msg: String| Diagnostic::new(Severity::Warning, rule, src, msg);
@@ -326,22 +322,19 @@ fn check(cfg: &DeclarativeConfig, keep_facts: bool) -> (Report, Vec<BundleFacts>
     }
 
     // Bundles.
-    let mut bundles: BTreeMap<&str, BTreeMap<&str, (&Bundle, BundleFacts)>> = BTreeMap::new();
+    let mut bundles: BTreeMap<&str, PkgBundles> = BTreeMap::new();
     // What needs nothing but the bundle itself (its properties, version and image references)
     // is checked on all cores up front; the findings are placed in catalog order below, where
     // the loop reaches each bundle, so the report is the same as checking them in the loop.
-    let per_bundle = crate::par::map(&cfg.bundles, |b| {
+    let (per_bundle_diags, facts): (Vec<_>, Vec<_>) = crate::par::map(&cfg.bundles, |b| {
         let mut diags = Vec::new();
         let facts = bundle_facts(b, &mut diags);
         image_checks(b, &mut diags);
         (diags, facts)
-    });
-    let kept: Vec<BundleFacts> = if keep_facts {
-        per_bundle.iter().map(|(_, f)| f.clone()).collect()
-    } else {
-        Vec::new()
-    };
-    for (b, checked) in cfg.bundles.iter().zip(per_bundle) {
+    })
+    .into_iter()
+    .unzip();
+    for ((b, diags), facts) in cfg.bundles.iter().zip(per_bundle_diags).zip(&facts) {
         if b.package.is_empty() {
             out.push(
                 err(
@@ -389,7 +382,6 @@ fn check(cfg: &DeclarativeConfig, keep_facts: bool) -> (Report, Vec<BundleFacts>
             );
             continue;
         }
-        let (diags, facts) = checked;
         out.extend(diags);
         let located = |rule, msg: String| {
             err(rule, &b.source, msg)
@@ -539,10 +531,10 @@ fn check(cfg: &DeclarativeConfig, keep_facts: bool) -> (Report, Vec<BundleFacts>
 
     let mut report = Report { diagnostics: out };
     report.sort();
-    (report, kept)
+    (report, facts)
 }
 
-type PkgBundles<'a> = BTreeMap<&'a str, (&'a Bundle, BundleFacts)>;
+type PkgBundles<'a> = BTreeMap<&'a str, (&'a Bundle, &'a BundleFacts)>;
 
 /// The channel head, or an error message with opm's text.
 pub fn channel_head<'a>(

@@ -89,10 +89,10 @@ pub fn synthesize(s: &StubSource<'_>) -> String {
     if !meta.links.is_empty() {
         spec.insert("links".into(), Value::Array(meta.links.clone()));
     }
-    if s.package.has_icon {
+    if let Some(icon) = &s.package.icon {
         spec.insert(
             "icon".into(),
-            json!([{"base64data": s.package.icon_data, "mediatype": s.package.icon_mediatype}]),
+            json!([{"base64data": icon.base64data, "mediatype": icon.mediatype}]),
         );
     }
     spec.insert(

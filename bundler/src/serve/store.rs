@@ -175,13 +175,10 @@ fn encode_bundle(b: &model::Bundle) -> (api::Bundle, Option<Vec<u8>>, bool) {
 fn package_stub(p: &model::Package) -> cache::PackageStub {
     cache::PackageStub {
         description: p.description.clone(),
-        has_icon: p.icon.is_some(),
-        icon_data: p.icon.as_ref().map(|i| i.data.clone()).unwrap_or_default(),
-        icon_mediatype: p
-            .icon
-            .as_ref()
-            .map(|i| i.media_type.clone())
-            .unwrap_or_default(),
+        icon: p.icon.as_ref().map(|i| cache::Icon {
+            base64data: i.data.clone(),
+            mediatype: i.media_type.clone(),
+        }),
     }
 }
 
@@ -550,11 +547,21 @@ impl Store {
         bundle: &api::Bundle,
         stub: &cache::CsvStub,
     ) -> Result<String, StoreError> {
-        let Some(meta) = stub
-            .csv_metadata
-            .iter()
-            .find_map(|raw| serde_json::from_str::<CsvMetadata>(raw).ok())
-        else {
+        let mut last_error = None;
+        let meta = stub.csv_metadata.iter().find_map(|raw| {
+            serde_json::from_str::<CsvMetadata>(raw)
+                .map_err(|e| last_error = Some(e))
+                .ok()
+        });
+        let Some(meta) = meta else {
+            // Validation only requires an object here (as opm's does); a value of the wrong
+            // shape leaves the bundle without a CSV, which the operator author should hear of.
+            tracing::warn!(
+                package = %bundle.package_name,
+                bundle = %bundle.csv_name,
+                error = %last_error.map(|e| e.to_string()).unwrap_or_default(),
+                "olm.csv.metadata does not fit the CSV metadata schema; serving no CSV for this bundle"
+            );
             return Ok(String::new());
         };
         let package_stub: cache::PackageStub = if package.stub_length > 0 {
