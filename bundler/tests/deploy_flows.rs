@@ -10,8 +10,12 @@
 mod fake_kube;
 
 use fake_kube::*;
-use olm_bundler::deploy::flow::{self, Action, FlowError, UninstallSpec, UpgradeSpec};
-use olm_bundler::deploy::objects::{Approval, CatalogSpec, InstallMode, InstallSpec, Targets};
+use olm_bundler::deploy::flow::{
+    self, Action, CatalogTarget, FlowError, UninstallSpec, UpgradeSpec,
+};
+use olm_bundler::deploy::objects::{
+    Approval, CatalogServing, CatalogSpec, InstallMode, InstallSpec, Targets,
+};
 use serde_json::{Value, json};
 
 fn spec(approval: Approval) -> InstallSpec {
@@ -25,10 +29,12 @@ fn spec(approval: Approval) -> InstallSpec {
         targets: Targets::resolve(InstallMode::OwnNamespace, NS, &[]).unwrap(),
         catalog: CatalogSpec {
             name: "demo-catalog".into(),
-            image: "registry.test/demo-catalog:v1".into(),
+            serving: CatalogServing::Image {
+                image: "registry.test/demo-catalog:v1".into(),
+                poll_interval: Some("10m".into()),
+            },
             display_name: "Demo".into(),
             publisher: Some("tests".into()),
-            poll_interval: Some("10m".into()),
         },
         operator_group_name: "demo-og".into(),
     }
@@ -498,7 +504,7 @@ async fn upgrade_moves_to_the_next_csv_approving_its_plan() {
         &UpgradeSpec {
             package: "demo".into(),
             namespace: NS.into(),
-            catalog_image: Some("registry.test/demo-catalog:v2".into()),
+            catalog: Some(CatalogTarget::Image("registry.test/demo-catalog:v2".into())),
             channel: None,
         },
         fast(5000),
@@ -518,7 +524,7 @@ async fn upgrade_moves_to_the_next_csv_approving_its_plan() {
     assert_eq!(patches.len(), 2, "{patches:?}");
     assert_eq!(
         patches[0].1,
-        json!({"spec": {"image": "registry.test/demo-catalog:v2"}})
+        json!({"spec": {"image": "registry.test/demo-catalog:v2", "address": null}})
     );
     assert_eq!(patches[1].1, json!({"spec": {"approved": true}}));
 }
@@ -550,7 +556,9 @@ async fn upgrade_says_up_to_date_or_times_out_when_nothing_newer_resolves() {
         &UpgradeSpec {
             package: "demo".into(),
             namespace: NS.into(),
-            catalog_image: Some("registry.test/demo-catalog:v1.0.1".into()),
+            catalog: Some(CatalogTarget::Image(
+                "registry.test/demo-catalog:v1.0.1".into(),
+            )),
             channel: None,
         },
         fast(100),

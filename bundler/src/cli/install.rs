@@ -14,7 +14,8 @@ use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::bundle_flow::{self, BundleInstall, BundleUpgrade};
 use olm_bundler::deploy::flow::{self, FlowError, FlowOptions, Progress};
 use olm_bundler::deploy::objects::{
-    Approval, CatalogSpec, InstallMode, InstallSpec, Targets, parse_go_duration,
+    Approval, CatalogAddress, CatalogServing, CatalogSpec, InstallMode, InstallSpec, Targets,
+    parse_go_duration,
 };
 
 /// The flags that decide the OLM objects, shared by `olm install` and `olm deploy generate`.
@@ -68,6 +69,10 @@ fn parse_approval(s: &str) -> Result<Approval, String> {
     Approval::parse(s).map_err(|e| e.message)
 }
 
+fn parse_address(s: &str) -> Result<CatalogAddress, String> {
+    CatalogAddress::parse(s).map_err(|e| e.message)
+}
+
 fn parse_timeout(s: &str) -> Result<Duration, String> {
     parse_go_duration(s)
 }
@@ -81,8 +86,16 @@ impl SpecArgs {
         }
     }
 
-    /// Resolves defaults and checks the combination.
+    /// Resolves defaults and checks the combination, for a catalog served from an image.
     pub fn to_spec(&self, catalog_image: &str) -> anyhow::Result<InstallSpec> {
+        self.to_spec_serving(CatalogServing::Image {
+            image: catalog_image.to_string(),
+            poll_interval: Some(self.poll_interval.clone()),
+        })
+    }
+
+    /// Resolves defaults and checks the combination.
+    pub fn to_spec_serving(&self, serving: CatalogServing) -> anyhow::Result<InstallSpec> {
         let package = self.package.clone();
         let namespace = self.namespace.clone().unwrap_or_else(|| package.clone());
         let targets = Targets::resolve(self.install_mode, &namespace, &self.target_namespaces)?;
@@ -97,13 +110,12 @@ impl SpecArgs {
                     .catalog_name
                     .clone()
                     .unwrap_or_else(|| format!("{package}-catalog")),
-                image: catalog_image.to_string(),
+                serving,
                 display_name: self
                     .display_name
                     .clone()
                     .unwrap_or_else(|| format!("{package} catalog")),
                 publisher: self.publisher.clone(),
-                poll_interval: Some(self.poll_interval.clone()),
             },
             operator_group_name: self
                 .operator_group_name
@@ -212,10 +224,15 @@ pub struct InstallArgs {
     #[arg(
         long = "catalog",
         visible_alias = "catalog-image",
-        required_unless_present = "bundle",
-        conflicts_with = "bundle"
+        required_unless_present_any = ["bundle", "catalog_address"],
+        conflicts_with_all = ["bundle", "catalog_address"]
     )]
     pub catalog: Option<String>,
+    /// A catalog server already listening at HOST:PORT, reachable from the cluster (e.g.
+    /// `olm catalog serve catalog/` on your workstation): a grpc CatalogSource with
+    /// `spec.address`, no image and no registry.
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_address, conflicts_with = "bundle")]
+    pub catalog_address: Option<CatalogAddress>,
     /// A bundle image with no catalog yet (like `operator-sdk run bundle`): a one-bundle
     /// catalog image is built, pushed to --index-image, and installed.
     #[arg(long, value_name = "IMAGE")]
@@ -246,9 +263,14 @@ pub struct UpgradeArgs {
     #[arg(
         long = "catalog",
         visible_alias = "catalog-image",
-        conflicts_with = "bundle"
+        conflicts_with_all = ["bundle", "catalog_address"]
     )]
     pub catalog: Option<String>,
+    /// Point the Subscription's CatalogSource at the catalog server at HOST:PORT first. For
+    /// the same address, restart the server with the new catalog instead: OLM re-resolves when
+    /// its connection comes back READY.
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_address, conflicts_with = "bundle")]
+    pub catalog_address: Option<CatalogAddress>,
     /// Switch the Subscription to this channel first.
     #[arg(long, conflicts_with = "bundle")]
     pub channel: Option<String>,
@@ -378,18 +400,20 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
     // Check the flags before reaching the cluster, and both before building anything. With
     // --bundle and no --package the package is not known yet: the check uses a stand-in name
     // (it only feeds defaults, never what the user typed).
-    let image = match (&args.bundle, &args.catalog) {
-        (Some(bundle), _) => bundle,
-        (None, Some(catalog)) => catalog,
-        // clap requires --catalog unless --bundle is given.
-        (None, None) => {
-            anyhow::bail!("pass --catalog <image> --package <name>, or --bundle <image>")
-        }
-    };
-    let checked = args
+    let spec_args = args
         .spec
-        .with_package(args.package.as_deref().unwrap_or("bundle-package"))
-        .to_spec(image)?;
+        .with_package(args.package.as_deref().unwrap_or("bundle-package"));
+    let checked = match (&args.bundle, &args.catalog, &args.catalog_address) {
+        (Some(image), _, _) | (None, Some(image), _) => spec_args.to_spec(image)?,
+        (None, None, Some(address)) => {
+            spec_args.to_spec_serving(CatalogServing::Address(address.clone()))?
+        }
+        // clap requires one of them.
+        (None, None, None) => anyhow::bail!(
+            "pass --catalog <image> or --catalog-address <host:port> with --package <name>, \
+             or --bundle <image>"
+        ),
+    };
     let client = args.cluster.client().await?;
     let spec = match (&args.bundle, &args.package) {
         (Some(bundle), package) => {
@@ -420,7 +444,7 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
         }
         (None, Some(_)) => checked,
         // clap requires --package unless --bundle is given.
-        (None, None) => anyhow::bail!("pass --package <name> with --catalog"),
+        (None, None) => anyhow::bail!("pass --package <name> with --catalog or --catalog-address"),
     };
     match flow::install(
         &client,
@@ -471,7 +495,11 @@ pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     let spec = flow::UpgradeSpec {
         namespace: args.namespace.unwrap_or_else(|| args.package.clone()),
         package: args.package,
-        catalog_image: args.catalog,
+        catalog: match (args.catalog, args.catalog_address) {
+            (Some(image), _) => Some(flow::CatalogTarget::Image(image)),
+            (None, Some(address)) => Some(flow::CatalogTarget::Address(address)),
+            (None, None) => None,
+        },
         channel: args.channel,
     };
     let mut progress = CliProgress::new();

@@ -16,7 +16,7 @@ use kube::{Api, Client};
 use serde::Serialize;
 use serde_json::json;
 
-use super::objects::{self, InstallSpec, InvalidInput};
+use super::objects::{self, CatalogAddress, CatalogServing, InstallSpec, InvalidInput};
 use super::types::{
     CatalogSource, ClusterServiceVersion, InstallPlan, MANAGED_BY_LABEL, MANAGED_BY_VALUE,
     OperatorGroup, Subscription,
@@ -212,6 +212,7 @@ async fn ensure_catalog_source(client: &Client, spec: &InstallSpec) -> Result<Ac
     let api: Api<CatalogSource> = Api::namespaced(client.clone(), &spec.namespace);
     let name = &spec.catalog.name;
     let what = format!("CatalogSource {}/{name}", spec.namespace);
+    let serving = &spec.catalog.serving;
     match api.get_opt(name).await.map_err(api_err(&what))? {
         None => {
             api.create(&PostParams::default(), &objects::catalog_source(spec))
@@ -219,22 +220,56 @@ async fn ensure_catalog_source(client: &Client, spec: &InstallSpec) -> Result<Ac
                 .map_err(api_err(format!("creating {what}")))?;
             Ok(Action::Created)
         }
-        Some(cs) if cs.spec.image.as_deref() == Some(spec.catalog.image.as_str()) => {
-            Ok(Action::Reused)
-        }
+        Some(cs) if serves(&cs, serving) => Ok(Action::Reused),
         Some(cs) if ours(&cs.metadata) => {
-            let patch = json!({"spec": {"image": spec.catalog.image}});
-            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .map_err(api_err(format!("updating the image of {what}")))?;
+            api.patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(&serving_patch(serving)),
+            )
+            .await
+            .map_err(api_err(format!("updating the catalog of {what}")))?;
             Ok(Action::Updated)
         }
         Some(cs) => Err(FlowError::Conflict(format!(
-            "{what} already exists with image {:?}, not {:?}, and was not created by olm; \
+            "{what} already exists serving {}, not {}, and was not created by olm; \
              pass --catalog-name to use another name",
-            cs.spec.image.unwrap_or_default(),
-            spec.catalog.image
+            describe_source(&cs),
+            serving.describe()
         ))),
+    }
+}
+
+/// Whether an existing CatalogSource already serves the catalog from `serving`.
+fn serves(cs: &CatalogSource, serving: &CatalogServing) -> bool {
+    match serving {
+        CatalogServing::Image { image, .. } => cs.spec.image.as_deref() == Some(image.as_str()),
+        CatalogServing::Address(a) => {
+            cs.spec.image.is_none() && cs.spec.address.as_deref() == Some(a.as_str())
+        }
+    }
+}
+
+/// The merge patch that points a CatalogSource at `serving`, clearing what belongs to the other
+/// way of serving (an image CatalogSource with an address, or the reverse, is ambiguous to OLM).
+fn serving_patch(serving: &CatalogServing) -> serde_json::Value {
+    match serving {
+        CatalogServing::Image { image, .. } => json!({"spec": {"image": image, "address": null}}),
+        CatalogServing::Address(a) => json!({"spec": {
+            "address": a.as_str(),
+            "image": null,
+            "updateStrategy": null,
+            "grpcPodConfig": null,
+        }}),
+    }
+}
+
+/// What an existing CatalogSource serves from, for messages.
+fn describe_source(cs: &CatalogSource) -> String {
+    match (&cs.spec.image, &cs.spec.address) {
+        (Some(image), _) => format!("image {image}"),
+        (None, Some(address)) => format!("address {address}"),
+        (None, None) => "no image or address".to_string(),
     }
 }
 
@@ -562,7 +597,9 @@ pub async fn install(
 
     progress.step(&format!(
         "CatalogSource {}/{} ({})",
-        spec.namespace, spec.catalog.name, spec.catalog.image
+        spec.namespace,
+        spec.catalog.name,
+        spec.catalog.serving.describe()
     ));
     let cs_action = ensure_catalog_source(client, spec).await?;
     progress.done(cs_action.as_str());
@@ -607,10 +644,18 @@ pub async fn install(
 pub struct UpgradeSpec {
     pub package: String,
     pub namespace: String,
-    /// A new catalog image for the Subscription's CatalogSource.
-    pub catalog_image: Option<String>,
+    /// Where the Subscription's CatalogSource should serve from next: a new catalog image, or
+    /// a registry address (poll settings of an image CatalogSource are kept).
+    pub catalog: Option<CatalogTarget>,
     /// A new channel for the Subscription.
     pub channel: Option<String>,
+}
+
+/// A new source for an installed package's CatalogSource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogTarget {
+    Image(String),
+    Address(CatalogAddress),
 }
 
 /// The result of `upgrade`.
@@ -681,7 +726,7 @@ pub(super) async fn upgrade_subscription(
     // Nothing to change and OLM says there is nothing newer: done, rather than wait out the
     // timeout for a plan that will not come.
     let st = sub.status.clone().unwrap_or_default();
-    let changes_requested = spec.catalog_image.is_some()
+    let changes_requested = spec.catalog.is_some()
         || spec
             .channel
             .as_ref()
@@ -697,24 +742,38 @@ pub(super) async fn upgrade_subscription(
         });
     }
 
-    if let Some(image) = &spec.catalog_image {
-        objects::ImageRef::parse(image).map_err(|m| InvalidInput {
-            field: "--catalog",
-            message: m,
-        })?;
-        progress.step(&format!("CatalogSource {cat_ns}/{cat_name} image {image}"));
+    if let Some(target) = &spec.catalog {
+        let serving = match target {
+            CatalogTarget::Image(image) => {
+                objects::ImageRef::parse(image).map_err(|m| InvalidInput {
+                    field: "--catalog",
+                    message: m,
+                })?;
+                CatalogServing::Image {
+                    image: image.clone(),
+                    poll_interval: None,
+                }
+            }
+            CatalogTarget::Address(a) => CatalogServing::Address(a.clone()),
+        };
+        progress.step(&format!(
+            "CatalogSource {cat_ns}/{cat_name} {}",
+            serving.describe()
+        ));
         let api: Api<CatalogSource> = Api::namespaced(client.clone(), &cat_ns);
         let cs = api
             .get(&cat_name)
             .await
             .map_err(api_err(format!("CatalogSource {cat_ns}/{cat_name}")))?;
-        if cs.spec.image.as_deref() == Some(image.as_str()) {
+        if serves(&cs, &serving) {
+            // The same address: OLM re-resolves by itself when its connection to the server
+            // comes back READY (a restarted `olm catalog serve`); nothing to patch.
             progress.done("unchanged");
         } else {
             api.patch(
                 &cat_name,
                 &PatchParams::default(),
-                &Patch::Merge(&json!({"spec": {"image": image}})),
+                &Patch::Merge(&serving_patch(&serving)),
             )
             .await
             .map_err(api_err(format!(
@@ -1003,6 +1062,9 @@ pub struct SubscriptionState {
 pub struct CatalogState {
     pub name: String,
     pub image: Option<String>,
+    /// `spec.address` of a CatalogSource served by a running registry instead of an image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
     pub state: Option<String>,
 }
 
@@ -1081,6 +1143,7 @@ pub async fn status(
         report.catalog_source = Some(CatalogState {
             name: sub.spec.source.clone(),
             image: cs.spec.image.clone(),
+            address: cs.spec.address.clone(),
             state: cs.observed_state().map(str::to_string),
         });
     }
@@ -1174,7 +1237,7 @@ impl StatusReport {
                 "CatalogSource".into(),
                 c.name.clone(),
                 dash(c.state.as_deref()),
-                dash(c.image.as_deref()),
+                dash(c.image.as_deref().or(c.address.as_deref())),
             ]),
             None => rows.push([
                 "CatalogSource".into(),

@@ -105,10 +105,16 @@ pub fn generate(opts: &GenerateOptions) -> Result<Generated, GenerateError> {
             &json!({"images": [{"path": "spec/image", "kind": "CatalogSource"}]}),
         )?,
     );
-    let image = ImageRef::parse(&spec.catalog.image).map_err(|m| objects::InvalidInput {
-        field: "--catalog-image",
-        message: m,
-    })?;
+    let image = spec
+        .catalog
+        .serving
+        .image()
+        .ok_or_else(|| "the CatalogSource serves an address, not an image".to_string())
+        .and_then(ImageRef::parse)
+        .map_err(|m| objects::InvalidInput {
+            field: "--catalog-image",
+            message: m,
+        })?;
     tree.insert(
         "olm/kustomization.yaml",
         to_yaml_file(

@@ -201,11 +201,85 @@ pub struct InstallSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogSpec {
     pub name: String,
-    pub image: String,
+    pub serving: CatalogServing,
     pub display_name: String,
     pub publisher: Option<String>,
-    /// Go duration for `updateStrategy.registryPoll.interval`; `None` disables polling.
-    pub poll_interval: Option<String>,
+}
+
+/// Where OLM reads the catalog from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogServing {
+    /// A catalog image: OLM runs it in a pod of its own and, with a poll interval (a Go
+    /// duration for `updateStrategy.registryPoll.interval`), re-pulls its tag for a new digest.
+    Image {
+        image: String,
+        poll_interval: Option<String>,
+    },
+    /// A registry server already listening (`olm catalog serve` on a workstation, a Service in
+    /// the cluster): OLM dials `spec.address` directly, with no pod, image or registry.
+    Address(CatalogAddress),
+}
+
+impl CatalogServing {
+    /// The image, for a catalog served from one.
+    pub fn image(&self) -> Option<&str> {
+        match self {
+            Self::Image { image, .. } => Some(image),
+            Self::Address(_) => None,
+        }
+    }
+
+    /// What the CatalogSource serves, for messages: the image or the address.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Image { image, .. } => format!("image {image}"),
+            Self::Address(a) => format!("address {a}"),
+        }
+    }
+}
+
+/// A gRPC `host:port` that OLM's catalog operator can dial (`grpc.Dial` target without a
+/// scheme): a DNS name, an IPv4 address or a bracketed IPv6 address, and a port 1-65535.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogAddress(String);
+
+impl CatalogAddress {
+    pub fn parse(s: &str) -> Result<Self, InvalidInput> {
+        let bad = |why: &str| invalid("--catalog-address", format!("{s:?} {why}"));
+        let (host, port) = s
+            .rsplit_once(':')
+            .ok_or_else(|| bad("is not HOST:PORT (e.g. 192.168.1.10:50051)"))?;
+        let port_ok = !port.is_empty()
+            && port.len() <= 5
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && port.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p));
+        if !port_ok {
+            return Err(bad("has no port between 1 and 65535 after the last ':'"));
+        }
+        let host_ok = if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            v6.parse::<std::net::Ipv6Addr>().is_ok()
+        } else if host.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            host.parse::<std::net::Ipv4Addr>().is_ok()
+        } else {
+            check_dns_subdomain("--catalog-address", &host.to_ascii_lowercase()).is_ok()
+        };
+        if !host_ok {
+            return Err(bad(
+                "does not start with a host name, an IPv4 address or a bracketed IPv6 address",
+            ));
+        }
+        Ok(Self(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for CatalogAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 impl InstallSpec {
@@ -220,9 +294,15 @@ impl InstallSpec {
         {
             return Err(invalid("--channel", "must not be empty"));
         }
-        ImageRef::parse(&self.catalog.image).map_err(|m| invalid("--catalog-image", m))?;
-        if let Some(i) = &self.catalog.poll_interval {
-            check_go_duration(i).map_err(|m| invalid("--poll-interval", m))?;
+        if let CatalogServing::Image {
+            image,
+            poll_interval,
+        } = &self.catalog.serving
+        {
+            ImageRef::parse(image).map_err(|m| invalid("--catalog-image", m))?;
+            if let Some(i) = poll_interval {
+                check_go_duration(i).map_err(|m| invalid("--poll-interval", m))?;
+            }
         }
         Ok(())
     }
@@ -245,28 +325,35 @@ pub fn namespace(spec: &InstallSpec) -> Namespace {
     }
 }
 
-/// A grpc CatalogSource serving the catalog image, polled for updates, whose pod runs under
-/// Pod Security `restricted` (catalog images built by opm >= 1.26 or by us support it).
+/// A grpc CatalogSource. From an image: polled for updates, its pod running under Pod Security
+/// `restricted` (catalog images built by opm >= 1.26 or by us support it). From an address:
+/// only `spec.address`, since OLM starts no pod and has nothing to poll.
 pub fn catalog_source(spec: &InstallSpec) -> CatalogSource {
     let c = &spec.catalog;
-    let mut cs = CatalogSource::new(
-        &c.name,
-        CatalogSourceSpec {
-            source_type: "grpc".into(),
-            image: Some(c.image.clone()),
-            display_name: Some(c.display_name.clone()),
-            publisher: c.publisher.clone(),
-            update_strategy: c.poll_interval.as_ref().map(|i| UpdateStrategy {
+    let mut cs_spec = CatalogSourceSpec {
+        source_type: "grpc".into(),
+        display_name: Some(c.display_name.clone()),
+        publisher: c.publisher.clone(),
+        ..Default::default()
+    };
+    match &c.serving {
+        CatalogServing::Image {
+            image,
+            poll_interval,
+        } => {
+            cs_spec.image = Some(image.clone());
+            cs_spec.update_strategy = poll_interval.as_ref().map(|i| UpdateStrategy {
                 registry_poll: Some(RegistryPoll {
                     interval: Some(i.clone()),
                 }),
-            }),
-            grpc_pod_config: Some(GrpcPodConfig {
+            });
+            cs_spec.grpc_pod_config = Some(GrpcPodConfig {
                 security_context_config: Some("restricted".into()),
-            }),
-            ..Default::default()
-        },
-    );
+            });
+        }
+        CatalogServing::Address(a) => cs_spec.address = Some(a.to_string()),
+    }
+    let mut cs = CatalogSource::new(&c.name, cs_spec);
     cs.metadata = meta(&c.name, Some(&spec.namespace));
     cs
 }
@@ -463,10 +550,12 @@ mod tests {
             targets: Targets::resolve(mode, "ns", &targets)?,
             catalog: CatalogSpec {
                 name: "pkg-catalog".into(),
-                image: "quay.io/x/cat:v1".into(),
+                serving: CatalogServing::Image {
+                    image: "quay.io/x/cat:v1".into(),
+                    poll_interval: Some("10m".into()),
+                },
                 display_name: "Cat".into(),
                 publisher: None,
-                poll_interval: Some("10m".into()),
             },
             operator_group_name: "pkg-og".into(),
         })
@@ -545,7 +634,10 @@ mod tests {
         s.namespace = "Bad_NS".into();
         assert_eq!(s.validate().unwrap_err().field, "--namespace");
         let mut s = spec(InstallMode::OwnNamespace, &[]).unwrap();
-        s.catalog.poll_interval = Some("1d".into());
+        s.catalog.serving = CatalogServing::Image {
+            image: "quay.io/x/cat:v1".into(),
+            poll_interval: Some("1d".into()),
+        };
         assert_eq!(s.validate().unwrap_err().field, "--poll-interval");
     }
 }
