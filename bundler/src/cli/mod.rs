@@ -47,7 +47,7 @@ pub enum Command {
     #[command(subcommand)]
     Deploy(deploy::DeployCommand),
     /// Install a package from a catalog image through a Subscription, and wait for it.
-    Install(install::InstallArgs),
+    Install(Box<install::InstallArgs>),
     /// Move an installed package to the next version its Subscription resolves.
     Upgrade(install::UpgradeArgs),
     /// Remove what `olm install` created, in order, waiting for each deletion.
@@ -65,7 +65,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Image(c) => image::run(c).await,
         Command::Catalog(c) => catalog::run(c).await,
         Command::Deploy(c) => deploy::run(c).await,
-        Command::Install(a) => install::install(a).await,
+        Command::Install(a) => install::install(*a).await,
         Command::Upgrade(a) => install::upgrade(a).await,
         Command::Uninstall(a) => install::uninstall(a).await,
         Command::Status(a) => install::status(a).await,
