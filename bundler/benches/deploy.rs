@@ -16,12 +16,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use olm_bundler::bundle::image::build_bundle_image;
 use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::bundle_flow::{self, BundleInstall};
 use olm_bundler::deploy::flow::Silent;
 use olm_bundler::deploy::generate::{self, GenerateOptions};
 use olm_bundler::deploy::objects::{Approval, CatalogSpec, InstallMode, InstallSpec, Targets};
-use olm_bundler::image::bundle::build_bundle_image;
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::transfer;

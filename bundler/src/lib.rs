@@ -20,5 +20,6 @@ pub mod grammar;
 pub mod image;
 pub mod par;
 pub mod release;
+pub mod reproducible;
 pub mod serve;
 pub mod yaml;

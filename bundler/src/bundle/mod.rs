@@ -5,7 +5,9 @@
 //! - [`kinds`]: the object kinds a registry+v1 bundle may carry.
 //! - [`generate`]: operator manifests + a CSV base in, a bundle [`crate::fsx::FileTree`] out.
 //! - [`validate`]: one module per validator suite, each producing typed [`validate::Finding`]s.
+//! - [`image`]: the bundle image (one layer of manifests/ and metadata/, labels from annotations).
 pub mod generate;
+pub mod image;
 pub mod kinds;
 pub mod load;
 pub mod validate;
