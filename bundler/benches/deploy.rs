@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use olm_bundler::bundle::image::build_bundle_image;
 use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::bundle_flow::{self, BundleInstall};
 use olm_bundler::deploy::flow::Silent;
@@ -23,7 +24,6 @@ use olm_bundler::deploy::generate::{self, GenerateOptions};
 use olm_bundler::deploy::objects::{
     Approval, CatalogServing, CatalogSpec, InstallMode, InstallSpec, Targets,
 };
-use olm_bundler::image::bundle::build_bundle_image;
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::transfer;

@@ -15,6 +15,9 @@
 //! `E2E_OLM_BINARY` (the olm the catalog image serves with; default this build). Registry
 //! credentials come from the usual auth files or `OLM_REGISTRY_CREDS`.
 
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -41,11 +44,11 @@ fn olm(args: &[&str]) -> Output {
 #[tokio::test]
 async fn install_use_upgrade_uninstall_on_a_real_cluster() {
     let Ok(kubeconfig) = std::env::var("E2E_KUBECONFIG") else {
-        println!("SKIP: E2E_KUBECONFIG not set; no cluster with OLM to install into");
+        prerequisite::skip_opt_in("E2E_KUBECONFIG not set; no cluster with OLM to install into");
         return;
     };
     let Ok(catalog) = std::env::var("E2E_CATALOG_IMAGE") else {
-        println!("SKIP: E2E_CATALOG_IMAGE not set; no catalog image to install from");
+        prerequisite::skip_opt_in("E2E_CATALOG_IMAGE not set; no catalog image to install from");
         return;
     };
     let package = std::env::var("E2E_PACKAGE").unwrap_or_else(|_| "reverse-words-operator".into());
@@ -116,7 +119,7 @@ async fn install_use_upgrade_uninstall_on_a_real_cluster() {
         assert_eq!(report["csv"]["phase"], "Succeeded");
         assert_ne!(report["subscription"]["installedCSV"], json!(first));
     } else {
-        println!("SKIP: E2E_STARTING_CSV not set; upgrade step not run");
+        prerequisite::skip_opt_in("E2E_STARTING_CSV not set; upgrade step not run");
         assert!(olm(&status_args).status.success(), "status");
     }
 
@@ -143,11 +146,11 @@ async fn install_use_upgrade_uninstall_on_a_real_cluster() {
 #[tokio::test]
 async fn install_bundle_upgrade_bundle_uninstall_on_a_real_cluster() {
     let Ok(kubeconfig) = std::env::var("E2E_KUBECONFIG") else {
-        println!("SKIP: E2E_KUBECONFIG not set; no cluster with OLM to install into");
+        prerequisite::skip_opt_in("E2E_KUBECONFIG not set; no cluster with OLM to install into");
         return;
     };
     let Ok(bundle) = std::env::var("E2E_BUNDLE_IMAGE") else {
-        println!("SKIP: E2E_BUNDLE_IMAGE not set; no bundle image to install from");
+        prerequisite::skip_opt_in("E2E_BUNDLE_IMAGE not set; no bundle image to install from");
         return;
     };
     let package = std::env::var("E2E_PACKAGE").unwrap_or_else(|_| "reverse-words-operator".into());
@@ -208,7 +211,7 @@ async fn install_bundle_upgrade_bundle_uninstall_on_a_real_cluster() {
         assert_eq!(report["csv"]["phase"], "Succeeded");
         assert_ne!(report["subscription"]["installedCSV"], first);
     } else {
-        println!("SKIP: E2E_NEXT_BUNDLE_IMAGE not set; upgrade --bundle step not run");
+        prerequisite::skip_opt_in("E2E_NEXT_BUNDLE_IMAGE not set; upgrade --bundle step not run");
     }
 
     let mut un = vec![

@@ -398,7 +398,7 @@ fn release_to_a_registry() {
         return;
     }
     let Some(reg) = Registry::start(Variant::Plain) else {
-        println!("SKIP: cannot start docker-registry");
+        registry::prerequisite::missing("cannot start docker-registry");
         return;
     };
     let repo = Repo::new();

@@ -4,7 +4,6 @@
 //! - [`property`]: bundle properties, raw with a typed view.
 //! - [`validate`]: every `opm validate` rule plus extra warnings, as a [`diagnostic::Report`].
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
-//! - [`semver_range`]: blang/semver versions and ranges, as OLM's skipRange uses them.
 
 pub mod add;
 pub mod b64;
@@ -12,12 +11,10 @@ pub mod declcfg;
 pub mod diagnostic;
 pub mod graph;
 pub mod ignore;
-pub mod imageref;
 pub mod load;
 pub mod model;
 pub mod property;
 pub mod render;
-pub mod semver_range;
 pub mod synth;
 pub mod template;
 pub mod upgrade;

@@ -17,7 +17,7 @@ use super::declcfg::{
     SCHEMA_PACKAGE,
 };
 use super::render::{self, Form, RenderError};
-use super::semver_range;
+use crate::grammar::semver_range;
 
 pub const SCHEMA_BASIC: &str = "olm.template.basic";
 pub const SCHEMA_SEMVER: &str = "olm.semver";

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use olm_bundler::bundle::generate::{self, GenerateInput, GenerateOptions, OWNED_DIRS};
 use olm_bundler::bundle::load::{BundleDir, LoadError};
 use olm_bundler::bundle::validate::{self, Finding, Level, Options, Report, Suite};
+use olm_bundler::grammar::{image_ref, semver_range};
 use olm_bundler::yaml::{self, YamlError};
 
 #[derive(Debug, Subcommand)]
@@ -402,8 +403,7 @@ pub struct ValidateArgs {
 }
 
 fn looks_like_image_reference(s: &str) -> bool {
-    (s.contains('/') || s.contains(':') || s.contains('@'))
-        && olm_bundler::bundle::names::check_image_reference(s).is_ok()
+    (s.contains('/') || s.contains(':') || s.contains('@')) && image_ref::validate(s).is_ok()
 }
 
 async fn run_validate(args: ValidateArgs) -> ExitCode {
@@ -416,7 +416,7 @@ async fn run_validate(args: ValidateArgs) -> ExitCode {
     }
     for kv in &args.optional_values {
         match kv.split_once('=') {
-            Some(("k8s-version", v)) => match olm_bundler::bundle::names::parse_tolerant(v) {
+            Some(("k8s-version", v)) => match semver_range::parse_version_tolerant(v) {
                 Ok(ver) => opts.k8s_version = Some(ver),
                 Err(_) => {
                     return usage(format!(

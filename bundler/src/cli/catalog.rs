@@ -288,7 +288,7 @@ async fn render_image(
         .await
         .with_context(|| format!("cannot pull {reference}"))?;
     let labels = &pulled.config.config.labels;
-    if let Some(configs) = labels.get(olm_bundler::image::catalog::CONFIGS_LABEL) {
+    if let Some(configs) = labels.get(olm_bundler::serve::image::CONFIGS_LABEL) {
         let root = pulled.rootfs.join(configs.trim_start_matches('/'));
         return render::render_ref(&root.to_string_lossy(), form)
             .with_context(|| format!("{reference}: rendering its catalog at {configs}"));
@@ -301,7 +301,7 @@ async fn render_image(
     }
     anyhow::bail!(
         "{reference}: neither a catalog image (no {} label) nor a bundle image (no manifests/ and metadata/)",
-        olm_bundler::image::catalog::CONFIGS_LABEL
+        olm_bundler::serve::image::CONFIGS_LABEL
     )
 }
 
@@ -329,11 +329,11 @@ pub(super) async fn pull_catalog(
         .config
         .config
         .labels
-        .get(olm_bundler::image::catalog::CONFIGS_LABEL)
+        .get(olm_bundler::serve::image::CONFIGS_LABEL)
     else {
         anyhow::bail!(
             "{reference}: not a catalog image (no {} label)",
-            olm_bundler::image::catalog::CONFIGS_LABEL
+            olm_bundler::serve::image::CONFIGS_LABEL
         );
     };
     let configs = pulled.rootfs.join(configs.trim_start_matches('/'));
@@ -345,7 +345,7 @@ pub(super) async fn pull_catalog(
     }
     let cache = pulled
         .rootfs
-        .join(olm_bundler::image::catalog::CACHE_DIR.trim_start_matches('/'));
+        .join(olm_bundler::serve::image::CACHE_DIR.trim_start_matches('/'));
     let cache = cache
         .join(olm_bundler::serve::cache::CACHE_SUBDIR)
         .is_dir()

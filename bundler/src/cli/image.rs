@@ -12,14 +12,16 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
+use olm_bundler::bundle::image as bundle;
 use olm_bundler::fsx;
 use olm_bundler::image::auth::Credentials;
-use olm_bundler::image::catalog::CatalogImage;
 use olm_bundler::image::model::Image;
 use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
-use olm_bundler::image::{bundle, rootfs, source_date_epoch, transfer};
+use olm_bundler::image::{rootfs, transfer};
+use olm_bundler::reproducible::source_date_epoch;
+use olm_bundler::serve::image::CatalogImage;
 
 /// The layout builds go to when `-t` is not given.
 const DEFAULT_DEST: &str = "oci:oci-layout";

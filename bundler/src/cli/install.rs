@@ -211,7 +211,7 @@ impl PublishArgs {
         Ok(CatalogBuild {
             olm_binary,
             ca_bundle: host_ca.is_file().then_some(host_ca),
-            created: olm_bundler::image::source_date_epoch()?,
+            created: olm_bundler::reproducible::source_date_epoch()?,
             labels: Default::default(),
             registry,
         })

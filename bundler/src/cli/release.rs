@@ -17,22 +17,24 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 
 use olm_bundler::bundle::generate::{self, GenerateInput, GenerateOptions, OWNED_DIRS};
+use olm_bundler::bundle::image as bundle_image;
 use olm_bundler::bundle::validate::{self as bundle_validate, Level};
 use olm_bundler::catalog::render::Form;
 use olm_bundler::catalog::{add, graph, load, validate as catalog_validate};
 use olm_bundler::deploy::generate as deploy_generate;
 use olm_bundler::deploy::objects::{Approval, InstallMode};
 use olm_bundler::fsx::{self, FileTree};
-use olm_bundler::image::catalog::CatalogImage;
 use olm_bundler::image::model::Image;
 use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
-use olm_bundler::image::{bundle as bundle_image, rootfs, source_date_epoch, transfer};
+use olm_bundler::image::{rootfs, transfer};
 use olm_bundler::release::config::{
     self, CatalogForm, ChannelGeneration, ManifestsSource, ReleaseConfig,
 };
 use olm_bundler::release::pin::{OperatorImagePin, PinChoice};
+use olm_bundler::reproducible::source_date_epoch;
+use olm_bundler::serve::image::CatalogImage;
 use olm_bundler::yaml;
 
 use super::image::RegistryArgs;

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::grammar::{go_duration, image_ref, k8s_names};
+
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -399,110 +401,41 @@ pub struct ImageRef {
 }
 
 impl ImageRef {
+    /// Splits a pull spec that OLM's reference grammar accepts ([`image_ref::validate`]).
     pub fn parse(s: &str) -> Result<Self, String> {
-        if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!("{s:?} is not an image reference"));
-        }
-        let (rest, digest) = match s.split_once('@') {
-            Some((r, d)) => {
-                let ok = d.split_once(':').is_some_and(|(alg, hex)| {
-                    !alg.is_empty() && hex.len() >= 32 && hex.chars().all(|c| c.is_ascii_hexdigit())
-                });
-                if !ok {
-                    return Err(format!("{s:?}: digest {d:?} is not <algorithm>:<hex>"));
-                }
-                (r, Some(d.to_string()))
-            }
-            None => (s, None),
-        };
-        let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
-        let (name, tag) = match rest[last_slash..].rfind(':') {
-            Some(i) => {
-                let at = last_slash + i;
-                (&rest[..at], Some(rest[at + 1..].to_string()))
-            }
-            None => (rest, None),
-        };
-        if name.is_empty() || name.ends_with('/') || name.starts_with('/') {
-            return Err(format!("{s:?} has no repository name"));
-        }
-        if name.chars().any(|c| c.is_ascii_uppercase()) && !name.contains('/') {
-            return Err(format!("{s:?}: repository names are lowercase"));
-        }
-        if let Some(t) = &tag
-            && (t.is_empty()
-                || t.len() > 128
-                || !t
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
-        {
-            return Err(format!("{s:?}: tag {t:?} is not valid"));
-        }
+        image_ref::validate(s).map_err(|e| format!("{s:?} is not an image reference: {e}"))?;
+        let (name, tag, digest) = image_ref::split(s);
         Ok(Self {
             name: name.to_string(),
-            tag,
-            digest,
+            tag: tag.map(str::to_string),
+            digest: digest.map(str::to_string),
         })
     }
 }
 
-/// Checks a Go `time.ParseDuration` string the way OLM reads `registryPoll.interval`: a
-/// sequence of decimal numbers with units ns, us, µs, ms, s, m, h (OLM silently falls back to 15m
-/// on a bad value, so we refuse it up front).
+/// Checks a Go `time.ParseDuration` string the way OLM reads `registryPoll.interval` (OLM
+/// silently falls back to 15m on a bad value, so we refuse it up front).
 pub fn check_go_duration(s: &str) -> Result<(), String> {
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    parse_go_duration(body).map(|_| ())
+    go_duration::parse(s)
+        .map(|_| ())
+        .map_err(|_| not_a_duration(s))
 }
 
 /// Parses a non-negative Go duration (`5m`, `1h30m`, `1.5s`, `0`) into a [`Duration`]; the
 /// same syntax as `--timeout` flags of kubectl and operator-sdk.
+///
+/// [`Duration`]: std::time::Duration
 pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, String> {
-    let bad = || format!("{s:?} is not a Go duration such as 10m, 1h30m or 45s");
-    if s.is_empty() {
-        return Err(bad());
-    }
-    if s == "0" {
-        return Ok(std::time::Duration::ZERO);
-    }
-    let mut rest = s;
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let num = &rest[..num_len];
-        if num.is_empty() || num == "." || num.matches('.').count() > 1 {
-            return Err(bad());
-        }
-        let value: f64 = num.parse().map_err(|_| bad())?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        total += value * scale;
-        rest = &rest[unit_len..];
-    }
-    std::time::Duration::try_from_secs_f64(total).map_err(|_| bad())
+    go_duration::parse_non_negative(s).map_err(|_| not_a_duration(s))
+}
+
+fn not_a_duration(s: &str) -> String {
+    format!("{s:?} is not a Go duration such as 10m, 1h30m or 45s")
 }
 
 /// RFC 1123 label (namespace names).
 pub fn check_dns_label(field: &'static str, s: &str) -> Result<(), InvalidInput> {
-    let ok = !s.is_empty()
-        && s.len() <= 63
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !s.starts_with('-')
-        && !s.ends_with('-');
-    if ok {
+    if k8s_names::dns1123_label(s).is_empty() {
         Ok(())
     } else {
         Err(invalid(
@@ -514,17 +447,7 @@ pub fn check_dns_label(field: &'static str, s: &str) -> Result<(), InvalidInput>
 
 /// RFC 1123 subdomain (names of most objects).
 pub fn check_dns_subdomain(field: &'static str, s: &str) -> Result<(), InvalidInput> {
-    let ok = !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !part.starts_with('-')
-                && !part.ends_with('-')
-        });
-    if ok {
+    if k8s_names::dns1123_subdomain(s).is_empty() {
         Ok(())
     } else {
         Err(invalid(

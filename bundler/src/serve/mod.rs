@@ -7,9 +7,11 @@
 //! - [`registry`]: the `api.Registry` RPCs with opm's semantics and error texts.
 //! - [`server`]: start-up, health, reflection, graceful shutdown.
 //! - [`probe`]: the `grpc_health_probe` multi-call mode.
+//! - [`image`]: the catalog image (catalog, pre-built cache, `olm` as its entrypoint).
 
 pub mod cache;
 pub mod csv;
+pub mod image;
 pub mod probe;
 pub mod proto;
 pub mod registry;

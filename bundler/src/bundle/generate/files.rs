@@ -181,23 +181,23 @@ pub fn sort_keys(v: &mut Value) {
 
 /// `createdAt` for content that changed: `SOURCE_DATE_EPOCH` when set (reproducible builds,
 /// parsed as for image configs), else the current time.
-pub fn created_at_for_new_content() -> Result<String, crate::image::EpochError> {
+pub fn created_at_for_new_content() -> Result<String, crate::reproducible::EpochError> {
     let set = std::env::var("SOURCE_DATE_EPOCH").is_ok_and(|v| !v.trim().is_empty());
     let secs = if set {
-        crate::image::source_date_epoch()?
+        crate::reproducible::source_date_epoch()?
     } else {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0)
     };
-    Ok(crate::image::rfc3339(secs))
+    Ok(crate::reproducible::rfc3339(secs))
 }
 
 /// RFC 3339 UTC (`2026-11-21T22:14:01Z`) from seconds since the epoch, without a date crate.
 pub fn rfc3339_utc(secs: i64) -> String {
     // Times before 1970 cannot come from SOURCE_DATE_EPOCH or the clock; clamp rather than wrap.
-    crate::image::rfc3339(u64::try_from(secs).unwrap_or(0))
+    crate::reproducible::rfc3339(u64::try_from(secs).unwrap_or(0))
 }
 
 #[cfg(test)]

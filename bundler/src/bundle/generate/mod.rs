@@ -16,6 +16,7 @@
 //! Determinism: keys are sorted, files named from content, and `createdAt` is carried over
 //! from the previous output when nothing else changed (see [`GenerateOptions::created_at`]).
 
+use crate::grammar::{k8s_names, semver_range};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -116,7 +117,7 @@ fn render(file: &str, v: &Value) -> Result<String, GenerateError> {
 /// Checks options before doing any work, so mistakes are reported against the flag.
 fn check_options(o: &GenerateOptions) -> Result<(), GenerateError> {
     let bad = |m: String| Err(GenerateError::Options(m));
-    if !crate::bundle::names::dns1123_subdomain(&o.package).is_empty() || o.package.contains('.') {
+    if !k8s_names::dns1123_subdomain(&o.package).is_empty() || o.package.contains('.') {
         return bad(format!(
             "--package {:?}: must be a lowercase name of letters, digits and '-' (e.g. reverse-words-operator)",
             o.package
@@ -136,12 +137,12 @@ fn check_options(o: &GenerateOptions) -> Result<(), GenerateError> {
         ));
     }
     if let Some(r) = &o.skip_range
-        && let Err(e) = crate::bundle::names::check_range(r)
+        && let Err(e) = semver_range::Range::parse(r)
     {
-        return bad(format!("--skip-range {r:?}: {e}"));
+        return bad(format!("--skip-range {r:?}: invalid version range: {e}"));
     }
     if let Some(k) = &o.min_kube_version
-        && crate::bundle::names::parse_strict(k).is_err()
+        && semver_range::parse_version(k).is_err()
     {
         return bad(format!(
             "--min-kube-version {k:?}: must be a full semantic version such as 1.25.0"
