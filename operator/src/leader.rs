@@ -13,6 +13,16 @@
 //! with one shared name the second replica's apply silently overwrote the first's identity, both
 //! read back their own name, and the first found out only at its next renewal
 //! (duration - grace later).
+//!
+//! Known limits of kube-lease-manager 0.13 that a field manager cannot fix (tests:
+//! operator/tests/leader_election.rs covers the two-replica start and takeover):
+//! - A standby that finds the lease expired clears it with an unconditional strategic patch
+//!   (`LeaseManager::watcher_step` -> `LeaseState::release(Force)`), even if the GET inside
+//!   `release` has just shown a fresh renewal. A holder renewing at the very end of its lease (or
+//!   a third replica racing the takeover) can be displaced while it still leads, until its next
+//!   renewal.
+//! - `LeaseManager::watch` only logs a failed renewal and backs off; it keeps reporting
+//!   "leader" past the lease's expiry if the API server stays unreachable.
 
 use kube::Client;
 use kube_lease_manager::LeaseManagerBuilder;
