@@ -6,6 +6,9 @@
 //! - [`names`]: the Kubernetes/OCI name grammars both generator and validators check.
 //! - [`generate`]: operator manifests + a CSV base in, a bundle [`crate::fsx::FileTree`] out.
 //! - [`validate`]: one module per validator suite, each producing typed [`validate::Finding`]s.
+//! - [`crd_upgrade`]: whether one bundle's CRDs can replace another's without breaking stored
+//!   objects or clients (operator-controller's CRD upgrade-safety rules and more).
+pub mod crd_upgrade;
 pub mod generate;
 pub mod kinds;
 pub mod load;

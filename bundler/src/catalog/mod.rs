@@ -5,9 +5,11 @@
 //! - [`validate`]: every `opm validate` rule plus extra warnings, as a [`diagnostic::Report`].
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
 //! - [`semver_range`]: blang/semver versions and ranges, as OLM's skipRange uses them.
+//! - [`crd_upgrades`]: CRD upgrade safety of every upgrade edge a catalog offers.
 
 pub mod add;
 pub mod b64;
+pub mod crd_upgrades;
 pub mod declcfg;
 pub mod diagnostic;
 pub mod graph;

@@ -35,6 +35,9 @@ pub enum CatalogCommand {
     Synthesize(SynthArgs),
     /// Serve the catalog over operator-registry's gRPC API (like `opm serve`), port 50051.
     Serve(super::serve::ServeArgs),
+    /// Check the CRDs along every upgrade edge (replaces, skips, skipRange) for changes that
+    /// break stored objects or clients.
+    CheckUpgrades(super::upgrade_check::CheckUpgradesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -59,6 +62,7 @@ pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
         CatalogCommand::Build(args) => super::image::catalog_build(args).await,
         CatalogCommand::Synthesize(a) => synth_cmd(a),
         CatalogCommand::Serve(a) => super::serve::run(a).await,
+        CatalogCommand::CheckUpgrades(a) => Ok(super::upgrade_check::check_upgrades(a)),
     }
 }
 

@@ -15,6 +15,7 @@ mod image;
 mod install;
 mod release;
 mod serve;
+mod upgrade_check;
 
 #[derive(Debug, Parser)]
 #[command(
