@@ -6,6 +6,7 @@
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
 //! - [`semver_range`]: blang/semver versions and ranges, as OLM's skipRange uses them.
 //! - [`crd_upgrades`]: CRD upgrade safety of every upgrade edge a catalog offers.
+//! - [`olmv1`]: which bundles of each package OLM v1 could install.
 
 pub mod add;
 pub mod b64;
@@ -17,6 +18,7 @@ pub mod ignore;
 pub mod imageref;
 pub mod load;
 pub mod model;
+pub mod olmv1;
 pub mod property;
 pub mod render;
 pub mod semver_range;

@@ -13,6 +13,7 @@ mod catalog;
 mod deploy;
 mod image;
 mod install;
+mod olmv1;
 mod release;
 mod serve;
 mod upgrade_check;

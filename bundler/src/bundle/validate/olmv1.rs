@@ -35,6 +35,9 @@ pub struct Olmv1Options {
     /// Only the CSV's metadata is known (a catalog in `olm.csv.metadata` form): skip the
     /// checks that need the deployments, webhooks and CRD manifests.
     pub metadata_only: bool,
+    /// Dependencies are judged elsewhere (a catalog's bundle properties, which is where OLM
+    /// v1 reads them): skip the bundle's own declarations.
+    pub skip_dependencies: bool,
 }
 
 /// Property types OLM v1 refuses: it resolves no dependencies.
@@ -62,7 +65,9 @@ pub fn validate(ctx: &Ctx<'_>, opts: Olmv1Options) -> Vec<Finding> {
                 .hint("OLM v1 installs no APIServices: serve the API as a CRD, or install the aggregated API server outside OLM"),
         ));
     }
-    dependencies(ctx, csv).into_iter().for_each(|f| out.push(f));
+    if !opts.skip_dependencies {
+        dependencies(ctx, csv).into_iter().for_each(|f| out.push(f));
+    }
     operator_conditions(csv)
         .into_iter()
         .for_each(|f| out.push(on_csv(f)));
@@ -647,7 +652,7 @@ fn loader(ctx: &Ctx<'_>) -> Vec<Finding> {
                     V,
                     "crd-api-version",
                     format!(
-                        "CustomResourceDefinition {} is apiextensions.k8s.io/v1beta1: operator-controller reads CRDs as apiextensions.k8s.io/v1 (spec.validation and spec.version are lost), and Kubernetes has not served v1beta1 since 1.22",
+                        "CustomResourceDefinition {} is apiextensions.k8s.io/v1beta1: operator-controller applies the bundle's CRDs as they are, and Kubernetes has not served apiextensions.k8s.io/v1beta1 since 1.22",
                         m.name()
                     ),
                 )
