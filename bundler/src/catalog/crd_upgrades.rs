@@ -291,3 +291,37 @@ pub fn check_against_previous(
         previous,
     }
 }
+
+/// Why a release's CRD check could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReleaseCheckError {
+    #[error(transparent)]
+    Catalog(#[from] super::load::LoadErrors),
+    #[error(transparent)]
+    Bundle(#[from] crate::bundle::load::LoadError),
+}
+
+/// The check `olm release` makes before anything is published or written: the staged
+/// bundle at `new_bundle` against the highest earlier version of `package` in the catalog
+/// directory `catalog` (nothing to check when it does not exist yet). `previous_bundle` is
+/// the bundle directory as last released, used when the catalog lacks the CRDs.
+pub fn check_release(
+    catalog: &Path,
+    package: &str,
+    version: &Version,
+    new_bundle: &Path,
+    previous_bundle: &Path,
+) -> Result<PreviousCheck, ReleaseCheckError> {
+    if !catalog.exists() {
+        return Ok(PreviousCheck::NoPrevious);
+    }
+    let cfg = super::load::load_dir(catalog)?;
+    let new = CrdSet::from_bundle(&BundleDir::load(new_bundle)?);
+    Ok(check_against_previous(
+        &cfg,
+        package,
+        version,
+        &new,
+        previous_bundle.is_dir().then_some(previous_bundle),
+    ))
+}
