@@ -77,7 +77,7 @@ pub fn compare_field(old: &Map<String, Value>, new: &Map<String, Value>) -> Vec<
             new.remove(key);
         }
     }
-    if old == new {
+    if same(&Value::Object(old.clone()), &Value::Object(new.clone())) {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -139,7 +139,7 @@ pub fn compare_field(old: &Map<String, Value>, new: &Map<String, Value>) -> Vec<
     let unhandled: Vec<String> = keys
         .into_iter()
         .filter(|k| !handled.contains(&k.as_str()) && !DOC_KEYS.contains(&k.as_str()))
-        .filter(|k| old.get(k.as_str()) != new.get(k.as_str()))
+        .filter(|k| !same_opt(old.get(k.as_str()), new.get(k.as_str())))
         .map(|k| {
             format!(
                 "{k} {} -> {}",
@@ -158,6 +158,28 @@ pub fn compare_field(old: &Map<String, Value>, new: &Map<String, Value>) -> Vec<
         ));
     }
     out
+}
+
+/// JSON equality with numbers compared by value (`100` and `100.0` are one number).
+pub fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn same_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => same(a, b),
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 /// A value for a message: compact JSON, `<none>` when absent.
@@ -191,7 +213,7 @@ fn enum_rule(old: &Map<String, Value>, new: &Map<String, Value>, out: &mut Vec<C
     if n.is_empty() {
         return; // restriction lifted
     }
-    let removed: Vec<&Value> = o.iter().filter(|v| !n.contains(v)).collect();
+    let removed: Vec<&Value> = o.iter().filter(|v| !n.iter().any(|w| same(v, w))).collect();
     if !removed.is_empty() {
         out.push(change(
             Rule::Enum,
@@ -280,7 +302,7 @@ fn default_rule(old: &Map<String, Value>, new: &Map<String, Value>, out: &mut Ve
             format!("default value {n} added when there was no default previously"),
         )),
         (Some(o), None) => out.push(change(Rule::Default, format!("default value {o} removed"))),
-        (Some(o), Some(n)) if o != n => out.push(change(
+        (Some(o), Some(n)) if !same(o, n) => out.push(change(
             Rule::Default,
             format!("default value changed from {o} to {n}"),
         )),
@@ -396,7 +418,7 @@ fn validations_rule(old: &Map<String, Value>, new: &Map<String, Value>, out: &mu
     let n = new.get(key).and_then(Value::as_array).unwrap_or(&empty);
     let added: Vec<&Value> = n
         .iter()
-        .filter(|v| !o.iter().any(|w| w.get("rule") == v.get("rule")))
+        .filter(|v| !o.iter().any(|w| same_opt(w.get("rule"), v.get("rule"))))
         .collect();
     if !added.is_empty() {
         let rules: Vec<String> = added
@@ -469,6 +491,13 @@ mod tests {
         assert!(rules(json!({"description": "x"}), json!({"description": "y"})).is_empty());
         assert!(rules(json!({"pattern": "^a$"}), json!({})).is_empty());
         assert!(rules(json!({"format": "email"}), json!({})).is_empty());
+        assert!(
+            rules(
+                json!({"default": 0, "maximum": 100}),
+                json!({"default": 0.0, "maximum": 100.0})
+            )
+            .is_empty()
+        );
     }
 
     #[test]
