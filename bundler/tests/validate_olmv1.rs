@@ -40,12 +40,11 @@ fn shared(rel: &str) -> Option<PathBuf> {
     found
 }
 
-/// The olmv1 findings of `validate -o json` as `(type, check, file, field, message)`, and
-/// whether validation passed.
-fn olmv1_findings(
-    dir: &Path,
-    suite: &str,
-) -> (bool, Vec<(String, String, String, String, String)>) {
+/// One finding as `(type, check, file, field, message)`.
+type Row = (String, String, String, String, String);
+
+/// The olmv1 findings of `validate -o json`, and whether validation passed.
+fn olmv1_findings(dir: &Path, suite: &str) -> (bool, Vec<Row>) {
     let (code, out, err) = olm(&[
         "bundle",
         "validate",

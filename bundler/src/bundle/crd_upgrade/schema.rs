@@ -34,20 +34,25 @@ fn walk(schema: &Value, path: String, out: &mut FlatSchema) {
     let Some(obj) = schema.as_object() else {
         return;
     };
-    let mut own = obj.clone();
+    // The field's own attributes: everything but child schemas (copied without them, so a
+    // deep schema is not copied once per level).
+    let own: Map<String, Value> = obj
+        .iter()
+        .filter(|(k, v)| {
+            !(k.as_str() == "properties" || (CHILD_KEYS.contains(&k.as_str()) && v.is_object()))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     if let Some(Value::Object(props)) = obj.get("properties") {
         for (name, child) in props {
             walk(child, format!("{path}.{name}"), out);
         }
-        own.remove("properties");
     }
     if let Some(items @ Value::Object(_)) = obj.get("items") {
         walk(items, format!("{path}[*]"), out);
-        own.remove("items");
     }
     if let Some(extra @ Value::Object(_)) = obj.get("additionalProperties") {
         walk(extra, format!("{path}[*]"), out);
-        own.remove("additionalProperties");
     }
     // A list and a map at one path (never both in a valid schema): keep the first.
     out.entry(path).or_insert(own);
