@@ -168,10 +168,13 @@ pub fn edges(model: &Model, package: Option<&str>) -> Vec<Edge> {
                 for s in &e.skips {
                     add(s, Via::Skips);
                 }
-                if let Some(range) = &e.skip_range {
+                // A skipRange offers the entry to installed versions in range below it.
+                let to_version = pkg.bundle(&e.name).map(|b| &b.version);
+                if let (Some(range), Some(to_version)) = (&e.skip_range, to_version) {
                     for other in &ch.entries {
                         if let Some(b) = pkg.bundle(&other.name)
                             && range.contains(&b.version)
+                            && b.version < *to_version
                         {
                             add(&other.name, Via::SkipRange);
                         }
