@@ -393,6 +393,40 @@ fn broken_inputs_stop_at_their_step_and_change_nothing() {
 }
 
 #[test]
+fn a_breaking_crd_change_stops_the_release() {
+    let repo = Repo::new();
+    ok(repo.release(&[]));
+    let next = [
+        "--version",
+        "0.2.2",
+        "--replaces",
+        "reverse-words-operator.v0.2.1",
+        "--skip-range",
+        ">=0.1.0 <0.2.2",
+    ];
+    // A tighter maximum on spec.replicas: objects stored with 51..100 could not be updated.
+    let manifests = repo.root().join("manifests/operator.yaml");
+    let yaml = std::fs::read_to_string(&manifests).unwrap();
+    assert!(yaml.contains("maximum: 100.0"));
+    std::fs::write(&manifests, yaml.replace("maximum: 100.0", "maximum: 50.0")).unwrap();
+    fails_at(
+        &repo,
+        &next,
+        "crd upgrade check",
+        "error [maximum] reversewordsapps.apps.linuxera.org version v1alpha1 ^.spec.replicas: maximum: constraint decreased from 100.0 to 50.0",
+    );
+    // A looser one is compatible: the release goes through and says what it compared.
+    std::fs::write(&manifests, yaml.replace("maximum: 100.0", "maximum: 200.0")).unwrap();
+    let o = ok(repo.release(&next));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("1 CRD(s) safe to upgrade from reverse-words-operator.v0.2.1"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
 fn release_to_a_registry() {
     if !registry::have("docker-registry") || !registry::have("skopeo") {
         return;

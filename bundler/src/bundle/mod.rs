@@ -6,6 +6,9 @@
 //! - [`generate`]: operator manifests + a CSV base in, a bundle [`crate::fsx::FileTree`] out.
 //! - [`validate`]: one module per validator suite, each producing typed [`validate::Finding`]s.
 //! - [`image`]: the bundle image (one layer of manifests/ and metadata/, labels from annotations).
+//! - [`crd_upgrade`]: whether one bundle's CRDs can replace another's without breaking stored
+//!   objects or clients (operator-controller's CRD upgrade-safety rules and more).
+pub mod crd_upgrade;
 pub mod generate;
 pub mod image;
 pub mod kinds;

@@ -4,15 +4,19 @@
 //! - [`property`]: bundle properties, raw with a typed view.
 //! - [`validate`]: every `opm validate` rule plus extra warnings, as a [`diagnostic::Report`].
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
+//! - [`crd_upgrades`]: CRD upgrade safety of every upgrade edge a catalog offers.
+//! - [`olmv1`]: which bundles of each package OLM v1 could install.
 
 pub mod add;
 pub mod b64;
+pub mod crd_upgrades;
 pub mod declcfg;
 pub mod diagnostic;
 pub mod graph;
 pub mod ignore;
 pub mod load;
 pub mod model;
+pub mod olmv1;
 pub mod property;
 pub mod render;
 pub mod synth;

@@ -24,6 +24,9 @@ pub enum BundleCommand {
     Validate(ValidateArgs),
     /// Build the bundle image (one layer: manifests/, metadata/, tests/scorecard/).
     Build(super::image::BundleBuildArgs),
+    /// Compare the CRDs of two bundles (directories or images) and fail on changes that
+    /// break stored objects or clients, as OLM v1's CRD upgrade-safety preflight would.
+    CheckUpgrade(super::upgrade_check::CheckUpgradeArgs),
 }
 
 pub async fn run(cmd: BundleCommand) -> anyhow::Result<ExitCode> {
@@ -31,6 +34,7 @@ pub async fn run(cmd: BundleCommand) -> anyhow::Result<ExitCode> {
         BundleCommand::Generate(args) => Ok(run_generate(*args)),
         BundleCommand::Validate(args) => Ok(run_validate(args).await),
         BundleCommand::Build(args) => super::image::bundle_build(args).await,
+        BundleCommand::CheckUpgrade(args) => Ok(super::upgrade_check::check_upgrade(args).await),
     }
 }
 
@@ -384,8 +388,14 @@ pub struct ValidateArgs {
     #[command(flatten)]
     pub registry: super::image::RegistryArgs,
     /// Optional suites to run too, comma-separated or repeated: operatorhub, capabilities,
-    /// categories, good-practices, deprecated-apis, object, or all.
-    #[arg(long = "select-optional", short = 's', value_delimiter = ',')]
+    /// categories, good-practices, deprecated-apis, object, or all; and olmv1 (what OLM v1's
+    /// operator-controller refuses) or olmv1-experimental (its experimental feature set).
+    #[arg(
+        long = "select-optional",
+        short = 's',
+        visible_alias = "suite",
+        value_delimiter = ','
+    )]
     pub select_optional: Vec<String>,
     /// Settings of optional suites: `k8s-version=1.25`.
     #[arg(long = "optional-values", value_delimiter = ',')]

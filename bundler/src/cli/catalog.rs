@@ -35,6 +35,9 @@ pub enum CatalogCommand {
     Synthesize(SynthArgs),
     /// Serve the catalog over operator-registry's gRPC API (like `opm serve`), port 50051.
     Serve(super::serve::ServeArgs),
+    /// Check the CRDs along every upgrade edge (replaces, skips, skipRange) for changes that
+    /// break stored objects or clients.
+    CheckUpgrades(super::upgrade_check::CheckUpgradesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -59,6 +62,7 @@ pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
         CatalogCommand::Build(args) => super::image::catalog_build(args).await,
         CatalogCommand::Synthesize(a) => synth_cmd(a),
         CatalogCommand::Serve(a) => super::serve::run(a).await,
+        CatalogCommand::CheckUpgrades(a) => Ok(super::upgrade_check::check_upgrades(a)),
     }
 }
 
@@ -162,6 +166,12 @@ pub struct ValidateArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     pub strict: bool,
+    /// Also report, per package, which bundles OLM v1 (operator-controller) would refuse.
+    #[arg(long)]
+    pub olmv1: bool,
+    /// With --olmv1: for operator-controller's experimental feature set.
+    #[arg(long, requires = "olmv1")]
+    pub olmv1_experimental: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -452,8 +462,19 @@ fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     tracing::debug!(elapsed = ?started.elapsed(), "loaded and validated");
     // The process ends right after printing: skip freeing a possibly huge catalog blob by blob.
     std::mem::forget(cfg);
-    let failed = report.has_errors() || (a.strict && report.warnings().next().is_some());
+    let mut failed = report.has_errors() || (a.strict && report.warnings().next().is_some());
+    let olmv1 = match a.olmv1 && !report.has_errors() {
+        true => Some(super::olmv1::check(&a.dir, a.olmv1_experimental)?),
+        false => None,
+    };
+    if let Some(v) = &olmv1 {
+        failed |= super::olmv1::failed(v);
+    }
     match a.output {
+        ReportFormat::Json if olmv1.is_some() => print(&super::olmv1::json(
+            &report.to_json(),
+            olmv1.as_deref().unwrap_or_default(),
+        )?)?,
         ReportFormat::Text => {
             let text = report.to_text();
             if failed {
@@ -463,6 +484,9 @@ fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
             }
         }
         ReportFormat::Json => print(&report.to_json())?,
+    }
+    if let (Some(v), ReportFormat::Text) = (&olmv1, a.output) {
+        print(&super::olmv1::text(v, a.olmv1_experimental))?;
     }
     Ok(if failed {
         ExitCode::FAILURE

@@ -13,8 +13,10 @@ mod catalog;
 mod deploy;
 mod image;
 mod install;
+mod olmv1;
 mod release;
 mod serve;
+mod upgrade_check;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -1,10 +1,11 @@
 //! `olm release`: the whole pipeline in one command, from `release.yaml`.
 //!
-//! Steps, in order: operator manifests, operator image, bundle (generate + validate), bundle
-//! image, catalog (add + re-render), catalog validation, catalog image, deploy/. Every output
-//! is staged in memory or a temporary directory; bundle/, catalog/ and deploy/ are written
-//! only once every step has passed, so a failure leaves them as they were. Images go to OCI
-//! layouts (no registry) or to `--registry`, and are referenced by digest everywhere.
+//! Steps, in order: operator manifests, operator image, bundle (generate + validate), CRD
+//! upgrade check against the previous version in the catalog, bundle image, catalog (add +
+//! re-render), catalog validation, catalog image, deploy/. Every output is staged in memory
+//! or a temporary directory; bundle/, catalog/ and deploy/ are written only once every step
+//! has passed, so a failure leaves them as they were. Images go to OCI layouts (no registry)
+//! or to `--registry`, and are referenced by digest everywhere.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -485,7 +486,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     );
     let mut steps = Steps {
         rows: Vec::new(),
-        total: if cfg.deploy.is_some() { 8 } else { 7 },
+        total: if cfg.deploy.is_some() { 9 } else { 8 },
         renames: vec![
             (
                 stage_catalog.display().to_string(),
@@ -656,6 +657,19 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 format!("{package}.v{version}: {n} files, valid ({warnings} warnings)"),
             ))
         })()
+    });
+
+    // 3b. CRD upgrade safety against the previous version in the catalog, before the
+    // bundle is published or anything is written.
+    step!(steps, "crd upgrade check", {
+        super::upgrade_check::release_gate(
+            &cfg.catalog,
+            &package,
+            &version,
+            &stage_bundle,
+            &bundle_out,
+        )
+        .map(|detail| ((), detail))
     });
 
     // 4. Bundle image.

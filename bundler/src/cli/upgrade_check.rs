@@ -1,0 +1,265 @@
+//! `olm bundle check-upgrade OLD NEW` and `olm catalog check-upgrades <catalog>`: CRD upgrade
+//! safety, printed as text or JSON. Exit 1 on a breaking change, 2 on unusable input.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use olm_bundler::bundle::crd_upgrade::{self, CrdSet, Report};
+use olm_bundler::bundle::load::BundleDir;
+use olm_bundler::catalog::crd_upgrades::{self, CatalogReport, Outcome};
+use olm_bundler::catalog::model::{Model, ModelLoadError};
+
+use super::bundle::OutputFormat;
+
+/// `olm bundle check-upgrade OLD NEW`.
+#[derive(Debug, Args)]
+pub struct CheckUpgradeArgs {
+    /// The bundle installed today: a directory, or an image (`oci:<dir>[:tag]` or a
+    /// registry reference).
+    pub old: String,
+    /// The bundle that replaces it: a directory or an image.
+    pub new: String,
+    #[command(flatten)]
+    pub registry: super::image::RegistryArgs,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `olm catalog check-upgrades <catalog>`.
+#[derive(Debug, Args)]
+pub struct CheckUpgradesArgs {
+    /// The catalog directory (or file).
+    pub dir: PathBuf,
+    /// Only this package.
+    #[arg(short = 'p', long = "package")]
+    pub package: Option<String>,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// Also fail (exit 1) when an edge could not be checked (olm.csv.metadata catalogs).
+    #[arg(long)]
+    pub strict: bool,
+}
+
+fn usage(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+fn looks_like_image(s: &str) -> bool {
+    s.starts_with("oci:")
+        || ((s.contains('/') || s.contains(':') || s.contains('@'))
+            && olm_bundler::grammar::image_ref::validate(s).is_ok())
+}
+
+/// A bundle directory, pulling and unpacking an image first; the temporary directory (kept
+/// alive by the caller) holds the unpacked image.
+async fn bundle_dir(
+    arg: &str,
+    registry: &super::image::RegistryArgs,
+) -> Result<(PathBuf, Option<tempfile::TempDir>), ExitCode> {
+    let path = Path::new(arg);
+    if path.is_dir() {
+        return Ok((path.to_path_buf(), None));
+    }
+    if path.exists() || !looks_like_image(arg) {
+        return Err(usage(format!("{arg}: not a bundle directory or image")));
+    }
+    let opts = registry.options().map_err(usage)?;
+    let dir = tempfile::tempdir()
+        .map_err(|e| usage(format!("cannot create a temporary directory: {e}")))?;
+    if let Err(e) = olm_bundler::image::transfer::pull_to_dir(arg, dir.path(), &opts).await {
+        eprintln!("error: cannot pull {arg}: {e}");
+        return Err(ExitCode::FAILURE);
+    }
+    Ok((dir.path().to_path_buf(), Some(dir)))
+}
+
+pub async fn check_upgrade(a: CheckUpgradeArgs) -> ExitCode {
+    let (old_dir, _old_tmp) = match bundle_dir(&a.old, &a.registry).await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let (new_dir, _new_tmp) = match bundle_dir(&a.new, &a.registry).await {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let load = |dir: &Path, arg: &str| {
+        BundleDir::load(dir)
+            .map(|b| CrdSet::from_bundle(&b))
+            .map_err(|e| usage(format!("{arg}: {e}")))
+    };
+    let old = match load(&old_dir, &a.old) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let new = match load(&new_dir, &a.new) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let report = crd_upgrade::compare(&old, &new);
+    match a.output {
+        OutputFormat::Json => {
+            let mut v = serde_json::to_value(&report).unwrap_or_default();
+            v["passed"] = report.passed().into();
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        }
+        OutputFormat::Text => print!("{}", report_text(&report, "")),
+    }
+    if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Findings, one per line with an indented hint, then a verdict line.
+fn report_text(r: &Report, indent: &str) -> String {
+    let mut s = String::new();
+    for f in &r.findings {
+        let _ = writeln!(s, "{indent}{f}");
+        let _ = writeln!(s, "{indent}    hint: {}", f.hint);
+    }
+    let _ = write!(
+        s,
+        "{indent}{} -> {}: {} CRD(s) compared",
+        r.old,
+        r.new,
+        r.compared.len()
+    );
+    if !r.added.is_empty() {
+        let _ = write!(s, ", {} added", r.added.len());
+    }
+    if r.passed() {
+        let _ = writeln!(s, ": no breaking CRD changes");
+    } else {
+        let _ = writeln!(s, ": FAILED: {} breaking change(s)", r.findings.len());
+    }
+    s
+}
+
+pub fn check_upgrades(a: CheckUpgradesArgs) -> ExitCode {
+    if !a.dir.exists() {
+        return usage(format!("{}: no such file or directory", a.dir.display()));
+    }
+    let model = match Model::load(&a.dir) {
+        Ok((m, _)) => m,
+        Err(ModelLoadError::Invalid(report)) => {
+            eprint!("{}", report.to_text());
+            eprintln!(
+                "error: {}: the catalog does not validate; fix it first (olm catalog validate)",
+                a.dir.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(p) = &a.package
+        && model.package(p).is_none()
+    {
+        return usage(format!("{}: no package {p:?}", a.dir.display()));
+    }
+    let report = crd_upgrades::check(&model, a.package.as_deref());
+    let summary = report.summary();
+    match a.output {
+        OutputFormat::Json => {
+            let v = serde_json::json!({
+                "passed": report.passed() && !(a.strict && summary.unverifiable > 0),
+                "summary": summary,
+                "edges": report.edges,
+            });
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        }
+        OutputFormat::Text => print!("{}", catalog_text(&report)),
+    }
+    if !report.passed() || (a.strict && summary.unverifiable > 0) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn catalog_text(r: &CatalogReport) -> String {
+    let mut s = String::new();
+    for e in &r.edges {
+        let via: Vec<String> = e
+            .edge
+            .via
+            .iter()
+            .map(|(c, v)| format!("{c} {}", v.name()))
+            .collect();
+        let _ = write!(
+            s,
+            "{}: {} -> {} ({}): ",
+            e.edge.package,
+            e.edge.from,
+            e.edge.to,
+            via.join(", ")
+        );
+        match &e.outcome {
+            Outcome::Checked { report } if report.passed() => {
+                let _ = writeln!(s, "ok ({} CRD(s) compared)", report.compared.len());
+            }
+            Outcome::Checked { report } => {
+                let _ = writeln!(s, "FAILED");
+                for f in &report.findings {
+                    let _ = writeln!(s, "  {f}");
+                    let _ = writeln!(s, "      hint: {}", f.hint);
+                }
+            }
+            Outcome::Unverifiable { reason } => {
+                let _ = writeln!(s, "not checked: {reason}");
+            }
+        }
+    }
+    let m = r.summary();
+    let _ = writeln!(
+        s,
+        "{} upgrade edge(s): {} checked, {} with breaking CRD changes ({} finding(s)), {} could not be checked",
+        m.edges, m.checked, m.breaking, m.findings, m.unverifiable
+    );
+    s
+}
+
+/// The `olm release` step: the staged bundle's CRDs against the previous version in the
+/// catalog. A breaking change is an error (nothing has been published or written yet); an
+/// edge that cannot be checked is a warning. Returns the step's detail line.
+pub(super) fn release_gate(
+    catalog: &Path,
+    package: &str,
+    version: &semver::Version,
+    new_bundle: &Path,
+    previous_bundle: &Path,
+) -> anyhow::Result<String> {
+    use olm_bundler::catalog::crd_upgrades::PreviousCheck;
+    match crd_upgrades::check_release(catalog, package, version, new_bundle, previous_bundle)? {
+        PreviousCheck::NoPrevious => Ok(format!(
+            "no earlier version of {package} in {}: nothing to compare",
+            catalog.display()
+        )),
+        PreviousCheck::Unverifiable { previous, reason } => {
+            eprintln!("      warning: CRDs not compared with {previous}: {reason}");
+            Ok(format!("CRDs not compared with {previous} (see warning)"))
+        }
+        PreviousCheck::Checked { previous, report } if report.passed() => Ok(format!(
+            "{} CRD(s) safe to upgrade from {previous}",
+            report.compared.len()
+        )),
+        PreviousCheck::Checked { previous, report } => {
+            let mut text = String::new();
+            for f in &report.findings {
+                let _ = writeln!(text, "  {f}\n      hint: {}", f.hint);
+            }
+            anyhow::bail!(
+                "the bundle's CRDs break upgrades from {previous} (what OLM v1's CRD upgrade-safety preflight refuses; check with `olm bundle check-upgrade`):\n{text}"
+            )
+        }
+    }
+}
