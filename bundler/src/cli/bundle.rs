@@ -93,6 +93,15 @@ pub struct GenerateArgs {
     /// ServiceAccounts besides the Deployments' whose RBAC goes into the CSV, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub extra_service_accounts: Vec<String>,
+    /// Beyond operator-sdk: list every container image in relatedImages (by tag, named after
+    /// the container) besides RELATED_IMAGE_* variables, keep the base's relatedImages, and
+    /// set the containerImage annotation to the operator's image.
+    #[arg(long)]
+    pub related_images_from_containers: bool,
+    /// Beyond operator-sdk: fill empty owned-CRD displayName (from the kind) and description
+    /// (from the schema), as `operator-sdk generate kustomize manifests` does in Go bases.
+    #[arg(long)]
+    pub fill_crd_descriptions: bool,
     /// Output directory.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
@@ -123,6 +132,10 @@ pub(super) struct GenerateConfig {
     pub(super) scorecard_image: Option<String>,
     #[serde(default)]
     pub(super) extra_service_accounts: Vec<String>,
+    #[serde(default)]
+    pub(super) related_images_from_containers: bool,
+    #[serde(default)]
+    pub(super) fill_crd_descriptions: bool,
     pub(super) output: Option<PathBuf>,
 }
 
@@ -234,6 +247,9 @@ fn resolve(args: GenerateArgs) -> Result<Resolved, String> {
             } else {
                 args.extra_service_accounts
             },
+            related_images_from_containers: args.related_images_from_containers
+                || cfg.related_images_from_containers,
+            fill_crd_descriptions: args.fill_crd_descriptions || cfg.fill_crd_descriptions,
             created_at: String::new(),
         },
     })
