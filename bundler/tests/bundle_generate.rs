@@ -1441,7 +1441,7 @@ fn go_v4_metrics_certificate_volume_is_an_error_naming_deployment_volume_and_sec
             "OLM issues webhook serving certificates only",
             "Fix: ",
             "cert_metrics_manager_patch.yaml",
-            "<stdin>#",
+            "<stdin>:",
         ] {
             assert!(err.contains(needle), "{needle:?} in {err}");
         }
