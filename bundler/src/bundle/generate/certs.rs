@@ -121,15 +121,8 @@ fn volumes(d: &SourceObject) -> impl Iterator<Item = (String, String, bool)> + '
 
 /// Every path volume `volume` is mounted at, in any container of `d`.
 fn mounts(d: &SourceObject, volume: &str) -> Vec<String> {
-    ["containers", "initContainers"]
-        .iter()
-        .flat_map(|key| {
-            d.object
-                .pointer(&format!("/spec/template/spec/{key}"))
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or(&[])
-        })
+    d.pod_containers()
+        .into_iter()
         .flat_map(|c| {
             c.get("volumeMounts")
                 .and_then(Value::as_array)

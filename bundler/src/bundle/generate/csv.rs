@@ -329,6 +329,20 @@ pub fn owned_crds(
     (out, dropped)
 }
 
+/// The `RELATED_IMAGE_<NAME>` variables of a container: (variable, `<NAME>`, env entry).
+fn related_image_vars(c: &Value) -> impl Iterator<Item = (&str, &str, &Value)> {
+    c.get("env")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|e| {
+            let var = e.get("name")?.as_str()?;
+            let suffix = var.strip_prefix("RELATED_IMAGE_")?;
+            Some((var, suffix, e))
+        })
+}
+
 /// `relatedImages` as operator-sdk finds them: every `RELATED_IMAGE_<NAME>` variable of the
 /// Deployments' containers (then init containers), named `<name>` lowercased with `-`; a name
 /// used for several images is prefixed with `<deployment>` (or `<deployment>-<container>` in
@@ -337,16 +351,7 @@ pub fn related_images_from_env(deployments: &[&SourceObject]) -> Result<Vec<Valu
     // (name, image, container ref), exact duplicates dropped.
     let mut found: Vec<(String, String, String)> = Vec::new();
     for d in deployments {
-        let containers: Vec<&Value> = ["containers", "initContainers"]
-            .iter()
-            .flat_map(|key| {
-                d.object
-                    .pointer(&format!("/spec/template/spec/{key}"))
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[])
-            })
-            .collect();
+        let containers = d.pod_containers();
         for c in &containers {
             let cname = c.get("name").and_then(Value::as_str).unwrap_or("");
             let container_ref = if containers.len() > 1 {
@@ -354,18 +359,7 @@ pub fn related_images_from_env(deployments: &[&SourceObject]) -> Result<Vec<Valu
             } else {
                 d.name().to_string()
             };
-            for e in c
-                .get("env")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or(&[])
-            {
-                let Some(var) = e.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                let Some(suffix) = var.strip_prefix("RELATED_IMAGE_") else {
-                    continue;
-                };
+            for (var, suffix, e) in related_image_vars(c) {
                 if e.get("valueFrom").is_some_and(|v| !v.is_null()) {
                     return Err(input_err(
                         d,
@@ -453,18 +447,7 @@ pub fn related_images(
                 {
                     add(d.name(), cname.to_string(), image.to_string());
                 }
-                for e in c
-                    .get("env")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[])
-                {
-                    let Some(var) = e.get("name").and_then(Value::as_str) else {
-                        continue;
-                    };
-                    let Some(suffix) = var.strip_prefix("RELATED_IMAGE_") else {
-                        continue;
-                    };
+                for (var, suffix, e) in related_image_vars(c) {
                     match e.get("value").and_then(Value::as_str) {
                         Some(image) if !image.is_empty() => add(
                             d.name(),
@@ -511,6 +494,50 @@ pub fn operator_image(deployments: &[&SourceObject]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn deployment(name: &str, containers: Value) -> SourceObject {
+        SourceObject {
+            source: format!("{name}.yaml:1"),
+            object: json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+                "spec": {"template": {"spec": {"containers": containers}}}}),
+        }
+    }
+
+    #[test]
+    fn related_images_follow_operator_sdk_naming() {
+        let env = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(n, v)| json!({"name": n, "value": v}))
+                .collect::<Vec<_>>()
+        };
+        let a = deployment(
+            "a",
+            json!([{"name": "manager", "image": "op:1", "env": env(&[("RELATED_IMAGE_DB_SERVER", "db:1"), ("RELATED_IMAGE_CACHE", "cache:1"), ("OTHER", "x")])},
+                   {"name": "sidecar", "image": "side:1", "env": env(&[("RELATED_IMAGE_CACHE", "cache:2")])}]),
+        );
+        let b = deployment(
+            "b",
+            json!([{"name": "manager", "env": env(&[("RELATED_IMAGE_DB_SERVER", "db:1"), ("RELATED_IMAGE_PROXY", "db:1")])}]),
+        );
+        let got = related_images_from_env(&[&a, &b]).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                // db:1 also listed as `proxy`: listed once, unnamed.
+                json!({"image": "db:1", "name": ""}),
+                // `cache` names two images: prefixed with <deployment>-<container>.
+                json!({"image": "cache:1", "name": "a-manager-cache"}),
+                json!({"image": "cache:2", "name": "a-sidecar-cache"}),
+            ]
+        );
+        assert!(
+            related_images_from_env(&[&deployment("c", json!([{"name": "m", "image": "i"}]))])
+                .unwrap()
+                .is_empty(),
+            "container images are not listed"
+        );
+    }
 
     #[test]
     fn display_names_split_camel_case() {

@@ -37,6 +37,19 @@ impl SourceObject {
             .and_then(Value::as_str)
             .unwrap_or("")
     }
+    /// A workload's pod containers, then its init containers.
+    pub fn pod_containers(&self) -> Vec<&Value> {
+        ["containers", "initContainers"]
+            .iter()
+            .flat_map(|key| {
+                self.object
+                    .pointer(&format!("/spec/template/spec/{key}"))
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+            })
+            .collect()
+    }
     /// The API group (`""` for the core group).
     pub fn group(&self) -> &str {
         self.api_version()
