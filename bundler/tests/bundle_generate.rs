@@ -1379,6 +1379,34 @@ storage:
             .unwrap();
     let owned = &c["spec"]["customresourcedefinitions"]["owned"][0];
     assert_eq!(owned["displayName"], "Memcached");
+    // The Makefile's operator-sdk flags ($(BUNDLE_GEN_FLAGS)) are accepted unchanged.
+    let sdk_flags = tmp.path().join("sdk-flags");
+    let mut c = olm();
+    c.args([
+        "bundle",
+        "generate",
+        "--manifests",
+        "-",
+        "--package",
+        "memcached-operator",
+    ])
+    .args([
+        "-q",
+        "--overwrite",
+        "--version",
+        "0.0.1",
+        "--channels=alpha",
+    ])
+    .args(["--default-channel=alpha", "--output-dir"])
+    .arg(&sdk_flags)
+    .stdin(std::fs::File::open(sdk_layouts().join("ansible-config-manifests.yaml")).unwrap());
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        std::fs::read_to_string(sdk_flags.join("metadata/annotations.yaml"))
+            .unwrap()
+            .contains("operators.operatorframework.io.bundle.channel.default.v1: alpha")
+    );
     assert_eq!(
         owned["description"],
         "Memcached is the Schema for the memcacheds API"

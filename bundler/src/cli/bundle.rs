@@ -54,7 +54,7 @@ pub struct GenerateArgs {
     pub config: Option<PathBuf>,
     /// The operator's manifests: a directory (searched recursively), one multi-document YAML
     /// file, or `-` for a stream on stdin (e.g. `kustomize build config/default | ...`).
-    #[arg(long)]
+    #[arg(long, alias = "input-dir")]
     pub manifests: Option<String>,
     /// The CSV base with the hand-written metadata (display name, description, icon, ...).
     /// Optional when the manifests include it (`kustomize build config/manifests`).
@@ -103,8 +103,15 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub fill_crd_descriptions: bool,
     /// Output directory.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', alias = "output-dir")]
     pub output: Option<PathBuf>,
+    /// operator-sdk's flag, accepted so `$(BUNDLE_GEN_FLAGS)` works unchanged: olm always
+    /// rewrites the files it owns (and keeps createdAt when nothing else changed).
+    #[arg(long, hide = true)]
+    pub overwrite: bool,
+    /// operator-sdk's flag, accepted and ignored (olm prints only warnings and a summary).
+    #[arg(long, short = 'q', hide = true)]
+    pub quiet: bool,
     /// Do not write; exit 1 and print a diff when the output directory is not what would be
     /// generated (for CI).
     #[arg(long)]
