@@ -84,10 +84,12 @@ pub struct GenerateArgs {
     /// Minimum Kubernetes version, e.g. `1.25.0`.
     #[arg(long)]
     pub min_kube_version: Option<String>,
-    /// Also write tests/scorecard/config.yaml (and its labels).
+    /// Also write tests/scorecard/config.yaml (and its labels) with operator-sdk's default
+    /// tests, when the manifests hold no scorecard Configuration (config/scorecard) of their
+    /// own; when they do, that one is written.
     #[arg(long)]
     pub scorecard: bool,
-    /// Scorecard test image (implies --scorecard).
+    /// Scorecard test image of the default tests (implies --scorecard).
     #[arg(long)]
     pub scorecard_image: Option<String>,
     /// ServiceAccounts besides the Deployments' whose RBAC goes into the CSV, comma-separated.

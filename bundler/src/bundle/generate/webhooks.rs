@@ -255,3 +255,62 @@ fn conversion_service(crd: &SourceObject) -> Option<(Value, Value)> {
     let (service, review) = v1.or(v1beta1)?;
     Some((service.clone(), review.cloned().unwrap_or(Value::Null)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> SourceObject {
+        SourceObject {
+            source: "s.yaml:1".into(),
+            object: v,
+        }
+    }
+
+    fn crd(name: &str) -> SourceObject {
+        obj(
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name},
+            "spec": {"conversion": {"strategy": "Webhook", "webhook": {
+                "clientConfig": {"service": {"name": "op-webhook-service", "path": "/convert"}},
+                "conversionReviewVersions": ["v1"]}}}}),
+        )
+    }
+
+    #[test]
+    fn definitions_follow_operator_sdk() {
+        let dep = obj(
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "op-controller-manager"},
+            "spec": {"template": {"metadata": {"labels": {"control-plane": "controller-manager"}}}}}),
+        );
+        let objects = vec![
+            crd("zebras.example.com"),
+            crd("apples.example.com"),
+            obj(
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "op-webhook-service"},
+                "spec": {"ports": [{"port": 443, "targetPort": 9443}], "selector": {"control-plane": "controller-manager"}}}),
+            ),
+            obj(
+                json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                "metadata": {"name": "v"},
+                "webhooks": [{"name": "vzebra.kb.io", "clientConfig": {"service": {"name": "other-service", "port": 8443}}}]}),
+            ),
+            dep.clone(),
+        ];
+        let hooks = collect(&objects, &[&dep]).unwrap();
+        assert_eq!(hooks.consumed.len(), 1, "only the webhook configuration");
+        assert_eq!(
+            hooks.definitions,
+            vec![
+                // Sorted by generateName; every CRD converted at one (port, path) in one entry.
+                json!({"type": "ConversionWebhook", "conversionCRDs": ["apples.example.com", "zebras.example.com"],
+                    "admissionReviewVersions": ["v1"], "generateName": "cappleszebras.kb.io",
+                    "sideEffects": "None", "containerPort": 443, "targetPort": 9443,
+                    "deploymentName": "op-controller-manager", "webhookPath": "/convert"}),
+                // No such Service: defaults, no ports, the Deployment named after the Service.
+                json!({"type": "ValidatingAdmissionWebhook", "generateName": "vzebra.kb.io",
+                    "admissionReviewVersions": ["v1beta1"], "sideEffects": "None", "deploymentName": "other"}),
+            ]
+        );
+    }
+}
