@@ -1,17 +1,24 @@
 //! `olm bundle generate`: an operator's manifests and a hand-written CSV base in, a complete
-//! registry+v1 bundle out, as a [`FileTree`] (nothing touches the disk here).
+//! registry+v1 bundle out, as a [`FileTree`] (nothing touches the disk here). By default the
+//! bundle is what `operator-sdk generate bundle` makes of the same input; what goes further
+//! is opt-in ([`GenerateOptions::related_images_from_containers`],
+//! [`GenerateOptions::fill_crd_descriptions`]).
 //!
 //! What lands where:
 //! - CRDs become `manifests/<group>_<plural>.yaml` and owned-CRD entries of the CSV;
 //! - Deployments become the CSV's install strategy (WATCH_NAMESPACE is mapped to
-//!   `metadata.annotations['olm.targetNamespaces']`), their images `relatedImages`;
+//!   `metadata.annotations['olm.targetNamespaces']`), their `RELATED_IMAGE_*` variables
+//!   `relatedImages`;
 //! - Roles and ClusterRoles bound to the Deployments' ServiceAccounts become `permissions`
 //!   and `clusterPermissions`; those ServiceAccounts are left to OLM, which creates them;
 //! - custom resources of the CRDs become `alm-examples`;
-//! - Namespaces are dropped and `metadata.namespace` stripped: OLM installs into the
-//!   OperatorGroup's namespace;
+//! - webhook configurations become `webhookdefinitions` (their Service stays a manifest);
+//! - the scorecard `Configuration` becomes `tests/scorecard/config.yaml`;
+//! - cert-manager objects and Namespaces are dropped and `metadata.namespace` stripped from
+//!   the manifests: OLM installs into the OperatorGroup's namespace and issues webhook
+//!   serving certificates itself ([`certs`]);
 //! - every other object of a kind registry+v1 supports is written as-is; any other kind is an
-//!   error naming the file and kind.
+//!   error naming the file, line and kind.
 //!
 //! Determinism: keys are sorted, files named from content, and `createdAt` is carried over
 //! from the previous output when nothing else changed (see [`GenerateOptions::created_at`]).
