@@ -47,7 +47,7 @@ impl Repo {
             "csv-base: csv-base.yaml\npackage: reverse-words-operator\nversion: 0.2.1\n\
              channels: [stable-v0, fast-v0, candidate-v0]\ndefault-channel: stable-v0\n\
              replaces: reverse-words-operator.v0.2.0\nskip-range: \">=0.1.0 <0.2.1\"\n\
-             min-kube-version: 1.25.0\noutput: ../bundle\n",
+             min-kube-version: 1.25.0\nrelated-images-from-containers: true\noutput: ../bundle\n",
         )
         .unwrap();
         std::fs::write(

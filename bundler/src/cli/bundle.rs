@@ -59,7 +59,7 @@ pub struct GenerateArgs {
     pub config: Option<PathBuf>,
     /// The operator's manifests: a directory (searched recursively), one multi-document YAML
     /// file, or `-` for a stream on stdin (e.g. `kustomize build config/default | ...`).
-    #[arg(long)]
+    #[arg(long, alias = "input-dir")]
     pub manifests: Option<String>,
     /// The CSV base with the hand-written metadata (display name, description, icon, ...).
     /// Optional when the manifests include it (`kustomize build config/manifests`).
@@ -89,18 +89,36 @@ pub struct GenerateArgs {
     /// Minimum Kubernetes version, e.g. `1.25.0`.
     #[arg(long)]
     pub min_kube_version: Option<String>,
-    /// Also write tests/scorecard/config.yaml (and its labels).
+    /// Also write tests/scorecard/config.yaml (and its labels) with operator-sdk's default
+    /// tests, when the manifests hold no scorecard Configuration (config/scorecard) of their
+    /// own; when they do, that one is written.
     #[arg(long)]
     pub scorecard: bool,
-    /// Scorecard test image (implies --scorecard).
+    /// Scorecard test image of the default tests (implies --scorecard).
     #[arg(long)]
     pub scorecard_image: Option<String>,
     /// ServiceAccounts besides the Deployments' whose RBAC goes into the CSV, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub extra_service_accounts: Vec<String>,
+    /// Beyond operator-sdk: list every container image in relatedImages (by tag, named after
+    /// the container) besides RELATED_IMAGE_* variables, keep the base's relatedImages, and
+    /// set the containerImage annotation to the operator's image.
+    #[arg(long)]
+    pub related_images_from_containers: bool,
+    /// Beyond operator-sdk: fill empty owned-CRD displayName (from the kind) and description
+    /// (from the schema), as `operator-sdk generate kustomize manifests` does in Go bases.
+    #[arg(long)]
+    pub fill_crd_descriptions: bool,
     /// Output directory.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', alias = "output-dir")]
     pub output: Option<PathBuf>,
+    /// operator-sdk's flag, accepted so `$(BUNDLE_GEN_FLAGS)` works unchanged: olm always
+    /// rewrites the files it owns (and keeps createdAt when nothing else changed).
+    #[arg(long, hide = true)]
+    pub overwrite: bool,
+    /// operator-sdk's flag, accepted and ignored (olm prints only warnings and a summary).
+    #[arg(long, short = 'q', hide = true)]
+    pub quiet: bool,
     /// Do not write; exit 1 and print a diff when the output directory is not what would be
     /// generated (for CI).
     #[arg(long)]
@@ -128,6 +146,10 @@ pub(super) struct GenerateConfig {
     pub(super) scorecard_image: Option<String>,
     #[serde(default)]
     pub(super) extra_service_accounts: Vec<String>,
+    #[serde(default)]
+    pub(super) related_images_from_containers: bool,
+    #[serde(default)]
+    pub(super) fill_crd_descriptions: bool,
     pub(super) output: Option<PathBuf>,
 }
 
@@ -239,6 +261,9 @@ fn resolve(args: GenerateArgs) -> Result<Resolved, String> {
             } else {
                 args.extra_service_accounts
             },
+            related_images_from_containers: args.related_images_from_containers
+                || cfg.related_images_from_containers,
+            fill_crd_descriptions: args.fill_crd_descriptions || cfg.fill_crd_descriptions,
             created_at: String::new(),
         },
     })

@@ -459,6 +459,8 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 .then(|| generate::DEFAULT_SCORECARD_IMAGE.to_string())
         }),
         extra_service_accounts: bcfg.extra_service_accounts.clone(),
+        related_images_from_containers: bcfg.related_images_from_containers,
+        fill_crd_descriptions: bcfg.fill_crd_descriptions,
         created_at: generate::files::created_at_for_new_content()?,
     };
     let operator_binary = a
