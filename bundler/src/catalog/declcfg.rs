@@ -316,7 +316,18 @@ impl DeclarativeConfig {
         out
     }
 
-    /// YAML as `opm render -o yaml` writes it: `---` before every document, keys sorted.
+    /// YAML exactly as `opm render -o yaml` writes it (go-yaml v2 through sigs.k8s.io/yaml):
+    /// `---` before every document.
+    pub fn to_go_yaml(&self) -> String {
+        let mut out = String::new();
+        self.visit_ordered(|v| {
+            out.push_str("---\n");
+            out.push_str(&super::goyaml::to_string(&v));
+        });
+        out
+    }
+
+    /// YAML with keys sorted: `---` before every document.
     pub fn to_yaml(&self) -> Result<String, serde_saphyr::SerializeError> {
         let mut out = String::new();
         let mut err = None;

@@ -10,6 +10,8 @@ pub mod add;
 pub mod b64;
 pub mod declcfg;
 pub mod diagnostic;
+pub mod gonum;
+pub mod goyaml;
 pub mod graph;
 pub mod ignore;
 pub mod imageref;
