@@ -179,6 +179,12 @@ impl Emitter {
     }
 
     fn plain(&mut self, s: &str, indent: usize, breaks: bool) {
+        // A fold happens only at a space past column 80: a string that ends before that
+        // (most of them) is written as is.
+        if !breaks || self.column + s.len() <= BEST_WIDTH + 1 {
+            self.put(s);
+            return;
+        }
         let chars: Vec<char> = s.chars().collect();
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
@@ -351,7 +357,6 @@ fn analyze(s: &str) -> Analysis {
             block_allowed: false,
         };
     }
-    let chars: Vec<char> = s.chars().collect();
     let mut block_indicators = s.starts_with("---") || s.starts_with("...");
     let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
         (false, false, false, false);
@@ -359,9 +364,11 @@ fn analyze(s: &str) -> Analysis {
         (false, false, false, false);
     let (mut prev_space, mut prev_break) = (false, false);
     let mut preceded_by_ws = true;
-    let n = chars.len();
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_ws = i + 1 >= n || matches!(chars[i + 1], ' ' | '\t');
+    let mut it = s.chars().enumerate().peekable();
+    while let Some((i, c)) = it.next() {
+        let next = it.peek().map(|&(_, n)| n);
+        let last = next.is_none();
+        let followed_by_ws = matches!(next, None | Some(' ' | '\t'));
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
@@ -384,13 +391,13 @@ fn analyze(s: &str) -> Analysis {
         }
         if c == ' ' {
             leading_space |= i == 0;
-            trailing_space |= i + 1 == n;
+            trailing_space |= last;
             break_space |= prev_break;
             prev_space = true;
             prev_break = false;
         } else if is_break(c) {
             leading_break |= i == 0;
-            trailing_break |= i + 1 == n;
+            trailing_break |= last;
             space_break |= prev_space;
             prev_space = false;
             prev_break = true;
