@@ -598,7 +598,7 @@ fn is_timestamp(s: &str) -> bool {
     let Some(day) = num(&mut i, 2) else {
         return false;
     };
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
     let days = match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
@@ -647,9 +647,7 @@ fn is_timestamp(s: &str) -> bool {
     }
     match &b[i..] {
         [b'Z'] => true,
-        [sign, h1, h2, b':', m1, m2] if matches!(sign, b'+' | b'-') => {
-            [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit())
-        }
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit()),
         _ => false,
     }
 }
