@@ -781,6 +781,62 @@ mod tests {
     }
 
     #[test]
+    fn strings_that_read_back_as_other_types_are_quoted() {
+        for other in [
+            "",
+            "~",
+            "null",
+            "yes",
+            "n",
+            "On",
+            "true",
+            "12",
+            "+1",
+            "0x1F",
+            "08",
+            "1_000",
+            "1.",
+            "1e3",
+            ".5",
+            "1:20",
+            "2021-05-03",
+            "2023-01-01T00:00:00Z",
+            "2023-1-2t3:04:05.5+02:00",
+            "2023-01-01 10:00:00",
+        ] {
+            assert!(
+                !resolves_to_string(other),
+                "{other:?} reads back as another type"
+            );
+        }
+        for string in [
+            "0.3.0",
+            "v1",
+            "1.2.3-alpha",
+            "-",
+            "...",
+            "2019-01-24T15-33-43Z",
+            "2023-02-30",
+            "1:60",
+            "abc",
+            "0b12",
+        ] {
+            assert!(resolves_to_string(string), "{string:?} is a string");
+        }
+    }
+
+    #[test]
+    fn quoting_styles() {
+        let v = json!({"a": "- x", "b": "key: value", "c": " lead", "d": "tab\there",
+                       "e": "it's # not", "f": "x #y", "g": "emoji \u{1F600}"});
+        assert_eq!(
+            to_string(&v),
+            "a: '- x'\nb: 'key: value'\nc: ' lead'\nd: \"tab\\there\"\ne: 'it''s # not'\nf: 'x #y'\n\
+             g: \"emoji \\U0001F600\"\n"
+        );
+    }
+
+    #[test]
     fn floats_are_go_g() {
         assert_eq!(go_float_g(100.0), "100");
         assert_eq!(go_float_g(0.5), "0.5");
