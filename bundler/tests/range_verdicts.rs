@@ -65,6 +65,8 @@ fn generate_bundle(dir: &Path) {
             scorecard_image: None,
             extra_service_accounts: vec![],
             created_at: "2026-01-01T00:00:00Z".into(),
+            related_images_from_containers: false,
+            fill_crd_descriptions: false,
         },
         previous: None,
     };

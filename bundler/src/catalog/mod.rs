@@ -12,6 +12,8 @@ pub mod b64;
 pub mod crd_upgrades;
 pub mod declcfg;
 pub mod diagnostic;
+pub mod gonum;
+pub mod goyaml;
 pub mod graph;
 pub mod ignore;
 pub mod load;

@@ -112,11 +112,38 @@ pub struct RenderArgs {
     pub registry: super::image::RegistryArgs,
     #[arg(short, long, value_enum, default_value = "json")]
     pub output: FbcFormat,
-    /// The bundle image reference to record for a single bundle directory.
+    /// The bundle image reference to record for a single bundle directory (opm's
+    /// `--image-ref-template` for one bundle): the bundle is then written as
+    /// `olm.csv.metadata`, as opm writes a bundle that has an image.
     #[arg(long)]
     pub image: Option<String>,
-    #[command(flatten)]
-    pub form: FormArgs,
+    /// As opm: `none` (default) keeps each catalog's form and writes bundle directories as
+    /// `olm.bundle.object`; `bundle-object-to-csv-metadata` turns every bundle that has an
+    /// image into `olm.csv.metadata`.
+    #[arg(long, value_enum, default_value = "none")]
+    pub migrate_level: MigrateLevel,
+    /// Embed every manifest as `olm.bundle.object` even for a bundle that has an image (opm
+    /// writes those as `olm.csv.metadata`).
+    #[arg(long, conflicts_with = "migrate_level")]
+    pub bundle_objects: bool,
+}
+
+impl RenderArgs {
+    /// The form of a bundle rendered from a directory or image with reference `image`.
+    fn bundle_form(&self, image: &str) -> Form {
+        if self.bundle_objects {
+            Form::BundleObjects
+        } else {
+            render::opm_form(image)
+        }
+    }
+
+    fn migrate_level(&self) -> render::MigrateLevel {
+        match self.migrate_level {
+            MigrateLevel::None => render::MigrateLevel::None,
+            MigrateLevel::CsvMetadata => render::MigrateLevel::BundleObjectToCsvMetadata,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -300,10 +327,11 @@ async fn render_image(
     let labels = &pulled.config.config.labels;
     if let Some(configs) = labels.get(olm_bundler::serve::image::CONFIGS_LABEL) {
         let root = pulled.rootfs.join(configs.trim_start_matches('/'));
-        return render::render_ref(&root.to_string_lossy(), form)
+        return render::render_ref(&root.to_string_lossy())
             .with_context(|| format!("{reference}: rendering its catalog at {configs}"));
     }
     if pulled.rootfs.join("manifests").is_dir() && pulled.rootfs.join("metadata").is_dir() {
+        // The same code as a bundle directory, with the image reference recorded.
         let mut cfg = DeclarativeConfig::default();
         cfg.bundles
             .push(render::render_bundle_dir(&pulled.rootfs, reference, form)?);
@@ -372,7 +400,6 @@ pub(super) fn is_image_ref(r: &str) -> bool {
 }
 
 async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
-    let form = a.form.form();
     if a.image.is_some() && a.refs.len() != 1 {
         anyhow::bail!("--image applies to a single bundle directory");
     }
@@ -383,14 +410,23 @@ async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
             if !(p.join("manifests").is_dir() && p.join("metadata").is_dir()) {
                 anyhow::bail!("{r}: --image applies to a bundle directory");
             }
+            let form = a.bundle_form(image);
             cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
         } else if is_image_ref(r) {
-            cfg.merge(render_image(r, form, &a.registry).await?);
+            cfg.merge(render_image(r, a.bundle_form(r), &a.registry).await?);
+        } else if a.bundle_objects && p.join("manifests").is_dir() && p.join("metadata").is_dir() {
+            cfg.bundles
+                .push(render::render_bundle_dir(p, "", Form::BundleObjects)?);
         } else {
-            cfg.merge(render::render_ref(r, form)?);
+            cfg.merge(render::render_ref(r)?);
         }
     }
-    print(&fbc_text(&cfg, a.output)?)?;
+    render::migrate(&mut cfg, a.migrate_level());
+    let text = match a.output {
+        FbcFormat::Json => cfg.to_json(),
+        FbcFormat::Yaml => cfg.to_go_yaml(),
+    };
+    print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
