@@ -481,7 +481,7 @@ async fn upgrade_bundle_extends_the_served_catalog_and_moves_the_subscription() 
         assert_eq!(patches[0].0, format!("PATCH {}", cs_path("demo-catalog")));
         assert_eq!(
             patches[0].1,
-            json!({"spec": {"image": out.catalog_image.as_str()}})
+            json!({"spec": {"image": out.catalog_image.as_str(), "address": null}})
         );
         assert_eq!(patches[1].1, json!({"spec": {"approved": true}}));
     }

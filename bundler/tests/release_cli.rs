@@ -413,7 +413,7 @@ fn a_breaking_crd_change_stops_the_release() {
         &repo,
         &next,
         "crd upgrade check",
-        "error [maximum] reversewordsapps.apps.linuxera.org version v1alpha1 ^.spec.replicas: maximum: constraint decreased from 100.0 to 50.0",
+        "error [maximum] reversewordsapps.apps.linuxera.org version v1alpha1 ^.spec.replicas: maximum: constraint decreased from 100 to 50.0",
     );
     // A looser one is compatible: the release goes through and says what it compared.
     std::fs::write(&manifests, yaml.replace("maximum: 100.0", "maximum: 200.0")).unwrap();

@@ -235,7 +235,9 @@ fn declcfg_version(b: &super::declcfg::Bundle) -> Option<Version> {
         .iter()
         .enumerate()
         .find_map(|(i, p)| match p.parse(i) {
-            Ok(TypedProperty::Package(pp)) => crate::grammar::semver_range::parse_version(&pp.version).ok(),
+            Ok(TypedProperty::Package(pp)) => {
+                crate::grammar::semver_range::parse_version(&pp.version).ok()
+            }
             _ => None,
         })
 }

@@ -564,3 +564,40 @@ mod tests {
         assert_eq!(s.validate().unwrap_err().field, "--poll-interval");
     }
 }
+
+#[cfg(test)]
+mod address_tests {
+    use super::CatalogAddress;
+
+    #[test]
+    fn catalog_addresses_are_host_and_port() {
+        for ok in [
+            "localhost:50051",
+            "host.docker.internal:50051",
+            "olm-catalog.ops.svc:1",
+            "192.168.1.10:65535",
+            "[::1]:50051",
+            "[fd00::7]:8080",
+        ] {
+            assert!(CatalogAddress::parse(ok).is_ok(), "{ok}");
+        }
+        for (bad, why) in [
+            ("localhost", "is not HOST:PORT"),
+            ("localhost:", "no port"),
+            ("localhost:0", "no port"),
+            ("localhost:65536", "no port"),
+            ("localhost:50051x", "no port"),
+            ("grpc://localhost:50051", "does not start with a host"),
+            ("::1:50051", "does not start with a host"),
+            ("999.1.1.1:50051", "does not start with a host"),
+            ("Under_score:50051", "does not start with a host"),
+            (":50051", "does not start with a host"),
+        ] {
+            let err = CatalogAddress::parse(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("--catalog-address") && err.contains(why),
+                "{bad}: {err}"
+            );
+        }
+    }
+}
