@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use serde::Deserialize;
 
-use olm_bundler::bundle::generate::{self, GenerateInput, GenerateOptions, OWNED_DIRS};
+use olm_bundler::bundle::generate::{self, GenerateInput, OWNED_DIRS, config};
 use olm_bundler::bundle::load::{BundleDir, LoadError};
 use olm_bundler::bundle::validate::{self, Finding, Level, Options, Report, Suite};
 use olm_bundler::grammar::{image_ref, semver_range};
@@ -125,181 +124,63 @@ pub struct GenerateArgs {
     pub check: bool,
 }
 
-/// The `--config` file: the flags, by the same names.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub(super) struct GenerateConfig {
-    pub(super) manifests: Option<String>,
-    pub(super) csv_base: Option<PathBuf>,
-    pub(super) package: Option<String>,
-    pub(super) version: Option<String>,
-    #[serde(default)]
-    pub(super) channels: Channels,
-    pub(super) default_channel: Option<String>,
-    pub(super) replaces: Option<String>,
-    #[serde(default)]
-    pub(super) skips: Vec<String>,
-    pub(super) skip_range: Option<String>,
-    pub(super) min_kube_version: Option<String>,
-    #[serde(default)]
-    pub(super) scorecard: bool,
-    pub(super) scorecard_image: Option<String>,
-    #[serde(default)]
-    pub(super) extra_service_accounts: Vec<String>,
-    #[serde(default)]
-    pub(super) related_images_from_containers: bool,
-    #[serde(default)]
-    pub(super) fill_crd_descriptions: bool,
-    pub(super) output: Option<PathBuf>,
-}
-
-/// Channels as a YAML list or a comma-separated string.
-#[derive(Debug, Default, Deserialize)]
-#[serde(untagged)]
-pub(super) enum Channels {
-    #[default]
-    None,
-    List(Vec<String>),
-    Text(String),
-}
-
-impl Channels {
-    pub(super) fn to_vec(&self) -> Vec<String> {
-        match self {
-            Channels::None => Vec::new(),
-            Channels::List(v) => v.clone(),
-            Channels::Text(s) => s.split(',').map(|c| c.trim().to_string()).collect(),
+impl GenerateArgs {
+    /// What the flags set, over the `--config` file.
+    fn overrides(self) -> config::Overrides {
+        config::Overrides {
+            manifests: self.manifests,
+            csv_base: self.csv_base,
+            package: self.package,
+            version: self.version,
+            channels: self.channels,
+            default_channel: self.default_channel,
+            replaces: self.replaces,
+            skips: self.skips,
+            skip_range: self.skip_range,
+            min_kube_version: self.min_kube_version,
+            scorecard: self.scorecard,
+            scorecard_image: self.scorecard_image,
+            extra_service_accounts: self.extra_service_accounts,
+            related_images_from_containers: self.related_images_from_containers,
+            fill_crd_descriptions: self.fill_crd_descriptions,
+            output: self.output,
         }
     }
-}
-
-struct Resolved {
-    manifests: String,
-    /// `None`: the CSV base comes with the manifests.
-    csv_base: Option<PathBuf>,
-    output: PathBuf,
-    options: GenerateOptions,
-}
-
-fn resolve(args: GenerateArgs) -> Result<Resolved, String> {
-    let (cfg, base_dir) = match &args.config {
-        Some(path) => {
-            let cfg: GenerateConfig = yaml::load_one(path).map_err(|e| e.to_string())?;
-            (
-                cfg,
-                path.parent().map(Path::to_path_buf).unwrap_or_default(),
-            )
-        }
-        None => (GenerateConfig::default(), PathBuf::new()),
-    };
-    let rel = |p: PathBuf| {
-        if p.is_absolute() {
-            p
-        } else {
-            lexically_normal(&base_dir.join(p))
-        }
-    };
-    let manifests = args
-        .manifests
-        .or_else(|| {
-            cfg.manifests.map(|m| {
-                if m == "-" {
-                    m
-                } else {
-                    rel(PathBuf::from(m)).display().to_string()
-                }
-            })
-        })
-        .ok_or("--manifests is required (a directory, or - for stdin)")?;
-    let csv_base = args.csv_base.or_else(|| cfg.csv_base.map(rel));
-    let package = args
-        .package
-        .or(cfg.package)
-        .ok_or("--package is required")?;
-    let version_text = args
-        .version
-        .or(cfg.version)
-        .ok_or("--version is required")?;
-    let version = semver::Version::parse(version_text.trim_start_matches('v')).map_err(|e| {
-        format!("--version {version_text:?} is not a semantic version (MAJOR.MINOR.PATCH): {e}")
-    })?;
-    let mut channels = if args.channels.is_empty() {
-        cfg.channels.to_vec()
-    } else {
-        args.channels
-    };
-    channels.retain(|c| !c.is_empty());
-    if channels.is_empty() {
-        return Err("--channels is required (comma-separated, e.g. stable)".into());
-    }
-    let scorecard_image = args.scorecard_image.or(cfg.scorecard_image).or_else(|| {
-        (args.scorecard || cfg.scorecard).then(|| generate::DEFAULT_SCORECARD_IMAGE.to_string())
-    });
-    Ok(Resolved {
-        manifests,
-        csv_base,
-        output: args
-            .output
-            .or_else(|| cfg.output.map(rel))
-            .unwrap_or_else(|| PathBuf::from("bundle")),
-        options: GenerateOptions {
-            package,
-            version,
-            channels,
-            default_channel: args.default_channel.or(cfg.default_channel),
-            replaces: args.replaces.or(cfg.replaces),
-            skips: if args.skips.is_empty() {
-                cfg.skips
-            } else {
-                args.skips
-            },
-            skip_range: args.skip_range.or(cfg.skip_range),
-            min_kube_version: args.min_kube_version.or(cfg.min_kube_version),
-            scorecard_image,
-            extra_service_accounts: if args.extra_service_accounts.is_empty() {
-                cfg.extra_service_accounts
-            } else {
-                args.extra_service_accounts
-            },
-            related_images_from_containers: args.related_images_from_containers
-                || cfg.related_images_from_containers,
-            fill_crd_descriptions: args.fill_crd_descriptions || cfg.fill_crd_descriptions,
-            created_at: String::new(),
-        },
-    })
 }
 
 fn run_generate(args: GenerateArgs) -> ExitCode {
     let check = args.check;
-    let mut r = match resolve(args) {
+    let file = match args.config.as_deref().map(config::LoadedConfig::load) {
+        None => None,
+        Some(Ok(f)) => Some(f),
+        Some(Err(e)) => return usage(e),
+    };
+    let mut r = match config::resolve(args.overrides(), file.as_ref()) {
         Ok(r) => r,
         Err(e) => return usage(e),
+    };
+    let Some(manifests_arg) = r.manifests.take() else {
+        return usage("--manifests is required (a directory, a file, or - for stdin)");
     };
     r.options.created_at = match generate::files::created_at_for_new_content() {
         Ok(c) => c,
         Err(e) => return usage(e),
     };
-    let manifests = if r.manifests == "-" {
+    let manifests = if manifests_arg == "-" {
         let mut text = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut text) {
             return usage(format!("cannot read the manifests from stdin: {e}"));
         }
         generate::input::parse_stream("<stdin>", &text)
     } else {
-        let path = Path::new(&r.manifests);
-        if path.is_dir() {
-            generate::input::read_dir(path)
-        } else if path.is_file() {
-            match yaml::read_file(path).and_then(|b| yaml::utf8(path, &b).map(str::to_string)) {
-                Ok(text) => generate::input::parse_stream(&path.display().to_string(), &text),
-                Err(e) => return usage(e),
-            }
-        } else {
+        let path = Path::new(&manifests_arg);
+        if !path.exists() {
             return usage(format!(
                 "--manifests {}: no such file or directory (use - to read a stream from stdin)",
                 path.display()
             ));
         }
+        generate::input::read_path(path)
     };
     let mut manifests = match manifests {
         Ok(m) => m,
@@ -574,46 +455,5 @@ fn print_text(path: &Path, report: &Report, strict: bool) {
             "{}: FAILED: {errors} error(s), {warnings} warning(s)",
             path.display()
         );
-    }
-}
-
-/// `a/b/../c` -> `a/c`, without touching the file system, so messages show the path a user
-/// would type (`bundle`, not `operator/olm/../../bundle`). A leading `..` is kept.
-fn lexically_normal(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
-                    out.pop();
-                } else {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::lexically_normal;
-    use std::path::{Path, PathBuf};
-
-    #[test]
-    fn config_relative_paths_are_shown_normalised() {
-        let n = |s: &str| lexically_normal(Path::new(s));
-        assert_eq!(n("operator/olm/../../bundle"), PathBuf::from("bundle"));
-        assert_eq!(n("./a/./b"), PathBuf::from("a/b"));
-        assert_eq!(n("../x/../y"), PathBuf::from("../y"));
-        assert_eq!(n("a/.."), PathBuf::from("."));
-        assert_eq!(n("/a/../b"), PathBuf::from("/b"));
     }
 }

@@ -17,7 +17,8 @@ use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 
-use olm_bundler::bundle::generate::{self, GenerateInput, GenerateOptions, OWNED_DIRS};
+use olm_bundler::bundle::generate::config::{self as gen_config, LoadedConfig};
+use olm_bundler::bundle::generate::{self, GenerateInput, OWNED_DIRS};
 use olm_bundler::bundle::image as bundle_image;
 use olm_bundler::bundle::validate::{self as bundle_validate, Level};
 use olm_bundler::catalog::render::Form;
@@ -30,9 +31,8 @@ use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::{rootfs, transfer};
-use olm_bundler::release::config::{
-    self, CatalogForm, ChannelGeneration, ManifestsSource, ReleaseConfig,
-};
+use olm_bundler::release::config::{self, CatalogForm, ChannelGeneration, ReleaseConfig};
+use olm_bundler::release::manifests as release_manifests;
 use olm_bundler::release::pin::{OperatorImagePin, PinChoice};
 use olm_bundler::reproducible::source_date_epoch;
 use olm_bundler::serve::image::CatalogImage;
@@ -245,66 +245,6 @@ fn human(bytes: u64) -> String {
     }
 }
 
-/// Reads the operator's manifests as one YAML stream: a command's stdout, or a directory.
-fn read_manifests(src: &ManifestsSource, base: &Path) -> anyhow::Result<(String, String)> {
-    if let Some(dir) = &src.dir {
-        let mut text = String::new();
-        let mut files: Vec<PathBuf> = Vec::new();
-        collect_yaml(dir, &mut files)
-            .with_context(|| format!("{}: cannot read the manifests", dir.display()))?;
-        files.sort();
-        for f in &files {
-            let bytes = yaml::read_file(f)?;
-            text.push_str(yaml::utf8(f, &bytes)?);
-            text.push_str("\n---\n");
-        }
-        return Ok((dir.display().to_string(), text));
-    }
-    let Some((program, args)) = src.command.split_first() else {
-        bail!("manifests: give `command:` (a program and its arguments) or `dir:`");
-    };
-    let program_path = if program.contains('/') && Path::new(program).is_relative() {
-        base.join(program)
-    } else {
-        PathBuf::from(program)
-    };
-    let shown = src.command.join(" ");
-    let out = std::process::Command::new(&program_path)
-        .args(args)
-        .current_dir(if base.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            base
-        })
-        .output()
-        .with_context(|| format!("cannot run `{shown}` (manifests.command)"))?;
-    if !out.status.success() {
-        bail!(
-            "`{shown}` failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    let text = String::from_utf8(out.stdout)
-        .map_err(|_| anyhow!("`{shown}` printed output that is not UTF-8"))?;
-    Ok((format!("`{shown}`"), text))
-}
-
-fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_yaml(&path, out)?;
-        } else if matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml" | "json")
-        ) {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// Points every Deployment container that runs `repository` (any tag) at `pinned`; returns
 /// how many it changed.
 fn pin_operator_image<'a>(
@@ -388,48 +328,42 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let base = a.config.parent().map(Path::to_path_buf).unwrap_or_default();
-    let bcfg: super::bundle::GenerateConfig =
-        yaml::load_one(&cfg.bundle_config).with_context(|| {
-            format!(
-                "{}: cannot read the bundle config (bundle-config in {})",
-                cfg.bundle_config.display(),
-                a.config.display()
-            )
-        })?;
-    let bundle_base = cfg
-        .bundle_config
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let rel = |p: &Path| {
-        if p.is_relative() {
-            bundle_base.join(p)
-        } else {
-            p.to_path_buf()
-        }
-    };
-    let bundle_out = rel(bcfg.output.as_deref().unwrap_or(Path::new("bundle")));
-    let package = bcfg
-        .package
-        .clone()
-        .ok_or_else(|| anyhow!("{}: `package` is required", cfg.bundle_config.display()))?;
-    let version_text = a
-        .version
-        .clone()
-        .or(bcfg.version.clone())
-        .ok_or_else(|| anyhow!("{}: `version` is required", cfg.bundle_config.display()))?;
-    let version = semver::Version::parse(version_text.trim_start_matches('v')).map_err(|e| {
-        anyhow!("version {version_text:?} is not a semantic version (MAJOR.MINOR.PATCH): {e}")
+    let bundle_file = LoadedConfig::load(&cfg.bundle_config).with_context(|| {
+        format!(
+            "{}: cannot read the bundle config (bundle-config in {})",
+            cfg.bundle_config.display(),
+            a.config.display()
+        )
     })?;
-    let channels = bcfg.channels.to_vec();
-    if channels.is_empty() {
-        bail!("{}: `channels` is required", cfg.bundle_config.display());
+    // The bundle config read as `olm bundle generate --config` reads it; the release's flags
+    // override its version, replaces and skip range.
+    let mut settings = gen_config::resolve(
+        gen_config::Overrides {
+            version: a.version.clone(),
+            replaces: a.replaces.clone(),
+            skip_range: a.skip_range.clone(),
+            ..Default::default()
+        },
+        Some(&bundle_file),
+    )?;
+    if a.no_replaces {
+        settings.options.replaces = None;
     }
-    let default_channel = bcfg
+    if a.no_skip_range {
+        settings.options.skip_range = None;
+    }
+    // A catalog needs a default channel: the first one unless the config names one of them.
+    let channels = settings.options.channels.clone();
+    settings.options.default_channel = settings
+        .options
         .default_channel
-        .clone()
+        .take()
         .filter(|d| channels.contains(d))
         .or_else(|| channels.first().cloned());
+    settings.options.created_at = generate::files::created_at_for_new_content()?;
+    let bundle_out = settings.output.clone();
+    let package = settings.options.package.clone();
+    let version = settings.options.version.clone();
     let catalog_channels = if !a.channels.is_empty() {
         a.channels.clone()
     } else if cfg.catalog_channels.is_empty() {
@@ -437,32 +371,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     } else {
         cfg.catalog_channels.clone()
     };
-    let options = GenerateOptions {
-        package: package.clone(),
-        version: version.clone(),
-        channels,
-        default_channel,
-        replaces: if a.no_replaces {
-            None
-        } else {
-            a.replaces.clone().or(bcfg.replaces.clone())
-        },
-        skips: bcfg.skips.clone(),
-        skip_range: if a.no_skip_range {
-            None
-        } else {
-            a.skip_range.clone().or(bcfg.skip_range.clone())
-        },
-        min_kube_version: bcfg.min_kube_version.clone(),
-        scorecard_image: bcfg.scorecard_image.clone().or_else(|| {
-            bcfg.scorecard
-                .then(|| generate::DEFAULT_SCORECARD_IMAGE.to_string())
-        }),
-        extra_service_accounts: bcfg.extra_service_accounts.clone(),
-        related_images_from_containers: bcfg.related_images_from_containers,
-        fill_crd_descriptions: bcfg.fill_crd_descriptions,
-        created_at: generate::files::created_at_for_new_content()?,
-    };
+    let options = settings.options.clone();
     let operator_binary = a
         .operator_binary
         .clone()
@@ -505,11 +414,9 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     // 1. Operator manifests.
     let mut manifests = step!(steps, "operator manifests", {
         (|| -> anyhow::Result<_> {
-            let (name, text) = read_manifests(&cfg.manifests, &base)?;
-            let objects = generate::input::parse_stream(&name, &text)
-                .with_context(|| format!("{name}: cannot parse the manifests"))?;
-            let n = objects.len();
-            Ok((objects, format!("{n} objects from {name}")))
+            let m = release_manifests::read(&cfg.manifests, &base)?;
+            let n = m.objects.len();
+            Ok((m.objects, format!("{n} objects from {}", m.label)))
         })()
     });
 
@@ -605,9 +512,9 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     // 3. Bundle: generate and validate.
     let bundle_tree = step!(steps, "bundle generate + validate", {
         (|| -> anyhow::Result<_> {
-            let (csv_base, csv_base_path) = match &bcfg.csv_base {
-                Some(p) => {
-                    let path = rel(p);
+            let (csv_base, csv_base_path) = match &settings.csv_base {
+                Some(path) => {
+                    let path = path.clone();
                     let v: Value = yaml::load_one(&path)
                         .with_context(|| format!("{}: cannot read the CSV base", path.display()))?;
                     (v, path)
@@ -865,8 +772,10 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 let plain = match &d.manifests {
                     None => None,
                     Some(src) => {
-                        let (name, text) = read_manifests(src, &base)?;
-                        let mut objects = deploy_generate::parse_manifests(&name, &text)?;
+                        let m = release_manifests::read(src, &base)?;
+                        let name = m.label;
+                        let mut objects: Vec<deploy_generate::SourcedObject> =
+                            m.objects.into_iter().map(Into::into).collect();
                         // The plain install runs the same pinned image as the CSV.
                         if let Some(image) = &pinned_image
                             && pin_operator_image(

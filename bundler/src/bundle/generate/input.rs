@@ -135,6 +135,15 @@ fn push_flattened(
     Ok(())
 }
 
+/// Reads the manifests at `path`: a directory as [`read_dir`] does, or one multi-document file.
+pub fn read_path(path: &Path) -> Result<Vec<SourceObject>, GenerateError> {
+    if path.is_dir() {
+        return read_dir(path);
+    }
+    let bytes = yaml::read_file(path)?;
+    parse_stream(&path.display().to_string(), yaml::utf8(path, &bytes)?)
+}
+
 /// Reads every `.yaml`, `.yml` and `.json` file under `dir` (recursively, in path order;
 /// hidden files and directories skipped). `kustomization.yaml` files are skipped: they
 /// describe how to build manifests, they are not manifests.

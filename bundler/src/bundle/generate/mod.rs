@@ -35,6 +35,7 @@ use crate::fsx::FileTree;
 use crate::yaml::{self, YamlError};
 
 pub mod certs;
+pub mod config;
 pub mod csv;
 pub mod diff;
 pub mod files;
