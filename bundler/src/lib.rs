@@ -18,6 +18,7 @@ pub mod deploy;
 pub mod fsx;
 pub mod grammar;
 pub mod image;
+pub mod ops;
 pub mod par;
 pub mod release;
 pub mod reproducible;

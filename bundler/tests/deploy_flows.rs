@@ -771,3 +771,37 @@ fn catalog_address_usage_errors_exit_2() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// `olm install` as a library call (`ops::install`): flags checked by `plan` without a
+/// cluster, then the flow against the fake API server, with the defaults derived from the
+/// package.
+#[tokio::test]
+async fn ops_install_plans_then_installs_with_package_defaults() {
+    use olm_bundler::ops::install::{self as ops, InstallPlan, Source, SpecInputs};
+    let inputs = SpecInputs {
+        package: String::new(),
+        namespace: Some(NS.into()),
+        channel: Some("stable".into()),
+        install_mode: InstallMode::OwnNamespace,
+        target_namespaces: vec![],
+        approval: Approval::Automatic,
+        starting_csv: None,
+        catalog_name: None,
+        display_name: None,
+        publisher: None,
+        poll_interval: "10m".into(),
+        operator_group_name: None,
+    };
+    let source = Source::Catalog("registry.test/demo-catalog:v1".into());
+    let plan = ops::plan(inputs, Some("demo".into()), source).unwrap();
+    assert!(matches!(&plan, InstallPlan::Ready(s) if s.catalog.name == "demo-catalog"));
+    let (client, server) = fake(true, Objects::new(), olm_controller(Olm::default()));
+    let out = ops::install(&client, plan, false, fast(5000), &mut Recorder::default())
+        .await
+        .unwrap();
+    assert_eq!(out.csv, "demo.v1.0.0");
+    assert_eq!(out.operator_group, ("demo-og".into(), Action::Created));
+    let srv = server.lock().unwrap();
+    let cs = &srv.objects[&cs_path("demo-catalog")];
+    assert_eq!(cs["spec"]["displayName"], "demo catalog");
+}

@@ -292,7 +292,7 @@ pub struct ValidateArgs {
     /// is pulled and unpacked to a temporary directory first.
     pub bundle: String,
     #[command(flatten)]
-    pub registry: super::image::RegistryArgs,
+    pub registry: super::args::RegistryArgs,
     /// Optional suites to run too, comma-separated or repeated: operatorhub, capabilities,
     /// categories, good-practices, deprecated-apis, object, or all; and olmv1 (what OLM v1's
     /// operator-controller refuses) or olmv1-experimental (its experimental feature set).

@@ -109,7 +109,7 @@ pub struct RenderArgs {
     #[arg(required = true)]
     pub refs: Vec<String>,
     #[command(flatten)]
-    pub registry: super::image::RegistryArgs,
+    pub registry: super::args::RegistryArgs,
     #[arg(short, long, value_enum, default_value = "json")]
     pub output: FbcFormat,
     /// The bundle image reference to record for a single bundle directory (opm's
@@ -316,7 +316,7 @@ fn fbc_text(cfg: &DeclarativeConfig, format: FbcFormat) -> anyhow::Result<String
 async fn render_image(
     reference: &str,
     form: Form,
-    registry: &super::image::RegistryArgs,
+    registry: &super::args::RegistryArgs,
 ) -> anyhow::Result<DeclarativeConfig> {
     use anyhow::Context as _;
     let opts = registry.options()?;
@@ -355,7 +355,7 @@ pub(super) struct PulledCatalog {
 /// Pulls a catalog image (from a registry or an `oci:` layout) for serving.
 pub(super) async fn pull_catalog(
     reference: &str,
-    registry: &super::image::RegistryArgs,
+    registry: &super::args::RegistryArgs,
 ) -> anyhow::Result<PulledCatalog> {
     use anyhow::Context as _;
     let opts = registry.options()?;

@@ -8,12 +8,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod args;
 mod bundle;
 mod catalog;
 mod deploy;
 mod image;
 mod install;
 mod olmv1;
+mod progress;
 mod release;
 mod serve;
 mod upgrade_check;

@@ -31,6 +31,7 @@ use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::{rootfs, transfer};
+use olm_bundler::ops::install::SpecInputs;
 use olm_bundler::release::config::{self, CatalogForm, ChannelGeneration, ReleaseConfig};
 use olm_bundler::release::manifests as release_manifests;
 use olm_bundler::release::pin::{OperatorImagePin, PinChoice};
@@ -38,8 +39,7 @@ use olm_bundler::reproducible::source_date_epoch;
 use olm_bundler::serve::image::CatalogImage;
 use olm_bundler::yaml;
 
-use super::image::RegistryArgs;
-use super::install::SpecArgs;
+use super::args::RegistryArgs;
 
 #[derive(Debug, Clone, Copy, Default, ValueEnum)]
 pub enum GraphFormat {
@@ -754,7 +754,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                         .map(|p| p.default_channel.clone())
                         .filter(|c| !c.is_empty())
                 });
-                let spec_args = SpecArgs {
+                let spec_args = SpecInputs {
                     package: package.clone(),
                     namespace: d.namespace.clone(),
                     channel,

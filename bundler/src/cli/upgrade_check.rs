@@ -23,7 +23,7 @@ pub struct CheckUpgradeArgs {
     /// The bundle that replaces it: a directory or an image.
     pub new: String,
     #[command(flatten)]
-    pub registry: super::image::RegistryArgs,
+    pub registry: super::args::RegistryArgs,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
@@ -60,7 +60,7 @@ fn looks_like_image(s: &str) -> bool {
 /// alive by the caller) holds the unpacked image.
 async fn bundle_dir(
     arg: &str,
-    registry: &super::image::RegistryArgs,
+    registry: &super::args::RegistryArgs,
 ) -> Result<(PathBuf, Option<tempfile::TempDir>), ExitCode> {
     let path = Path::new(arg);
     if path.is_dir() {
