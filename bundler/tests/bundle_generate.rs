@@ -1505,3 +1505,38 @@ fn go_v4_metrics_certificate_volume_is_an_error_naming_deployment_volume_and_sec
         }
     }
 }
+
+/// `olm bundle generate` as a library call (`ops::bundle_generate`): write, then check; and a
+/// missing CSV base is a usage error that names the way out.
+#[test]
+fn ops_generate_writes_then_checks_as_a_library_call() {
+    use olm_bundler::bundle::generate::config::{self, Overrides};
+    use olm_bundler::ops::bundle_generate::{self, BundleGenerateError, Manifests, Mode, Outcome};
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bundle");
+    let flags = |csv_base: bool| Overrides {
+        csv_base: csv_base
+            .then(|| fixtures().join("bases/reverse-words-operator.clusterserviceversion.yaml")),
+        package: Some("reverse-words-operator".into()),
+        version: Some("0.2.1".into()),
+        channels: vec!["stable".into()],
+        output: Some(out.clone()),
+        ..Default::default()
+    };
+    let manifests = Manifests::Path(fixtures().join("operator"));
+    let settings = config::resolve(flags(true), None).unwrap();
+    let (_, outcome) = bundle_generate::run(settings.clone(), &manifests, Mode::Write).unwrap();
+    let Outcome::Written { changes, report } = outcome else {
+        panic!("expected a write");
+    };
+    assert!(!changes.written.is_empty());
+    assert!(report.passed(false), "{:?}", report.findings);
+    let (_, outcome) = bundle_generate::run(settings, &manifests, Mode::Check).unwrap();
+    assert!(matches!(outcome, Outcome::UpToDate), "{outcome:?}");
+
+    let settings = config::resolve(flags(false), None).unwrap();
+    let err = bundle_generate::run(settings, &manifests, Mode::Check).unwrap_err();
+    assert!(matches!(err, BundleGenerateError::NoCsvBase), "{err}");
+    assert!(err.is_usage());
+    assert!(err.to_string().contains("--csv-base"), "{err}");
+}

@@ -7,11 +7,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use olm_bundler::bundle::generate::{self, GenerateInput, OWNED_DIRS, config};
+use olm_bundler::bundle::generate::config;
 use olm_bundler::bundle::load::{BundleDir, LoadError};
 use olm_bundler::bundle::validate::{self, Finding, Level, Options, Report, Suite};
 use olm_bundler::grammar::{image_ref, semver_range};
-use olm_bundler::yaml::{self, YamlError};
+use olm_bundler::ops::bundle_generate::{self, BundleGenerateError, Manifests, Mode, Outcome};
+use olm_bundler::yaml::YamlError;
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCommand {
@@ -149,121 +150,67 @@ impl GenerateArgs {
 }
 
 fn run_generate(args: GenerateArgs) -> ExitCode {
-    let check = args.check;
+    let mode = if args.check { Mode::Check } else { Mode::Write };
     let file = match args.config.as_deref().map(config::LoadedConfig::load) {
         None => None,
         Some(Ok(f)) => Some(f),
         Some(Err(e)) => return usage(e),
     };
-    let mut r = match config::resolve(args.overrides(), file.as_ref()) {
-        Ok(r) => r,
+    let mut settings = match config::resolve(args.overrides(), file.as_ref()) {
+        Ok(s) => s,
         Err(e) => return usage(e),
     };
-    let Some(manifests_arg) = r.manifests.take() else {
-        return usage("--manifests is required (a directory, a file, or - for stdin)");
-    };
-    r.options.created_at = match generate::files::created_at_for_new_content() {
-        Ok(c) => c,
-        Err(e) => return usage(e),
-    };
-    let manifests = if manifests_arg == "-" {
-        let mut text = String::new();
-        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-            return usage(format!("cannot read the manifests from stdin: {e}"));
-        }
-        generate::input::parse_stream("<stdin>", &text)
-    } else {
-        let path = Path::new(&manifests_arg);
-        if !path.exists() {
-            return usage(format!(
-                "--manifests {}: no such file or directory (use - to read a stream from stdin)",
-                path.display()
-            ));
-        }
-        generate::input::read_path(path)
-    };
-    let mut manifests = match manifests {
-        Ok(m) => m,
-        Err(e) => {
-            return failure(&anyhow::Error::new(e).context("cannot read the operator manifests"));
-        }
-    };
-    let (csv_base, csv_base_path) = match &r.csv_base {
-        Some(path) => match yaml::load_one::<serde_json::Value>(path) {
-            Ok(v) => (v, path.clone()),
-            Err(e @ YamlError::Io { .. }) => return usage(e),
-            Err(e) => return failure(&anyhow::Error::new(e).context("cannot read the CSV base")),
-        },
-        None => match generate::take_csv_base(&mut manifests) {
-            Ok(Some(base)) => (base.object, PathBuf::from(base.source)),
-            Ok(None) => {
-                return usage(
-                    "--csv-base is required when the manifests hold no ClusterServiceVersion",
-                );
+    let manifests = match settings.manifests.take().as_deref() {
+        None => return generate_error(BundleGenerateError::NoManifests),
+        Some("-") => {
+            let mut text = String::new();
+            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+                return usage(format!("cannot read the manifests from stdin: {e}"));
             }
-            Err(e) => return failure(&anyhow::Error::new(e)),
-        },
+            Manifests::Stream {
+                name: "<stdin>".into(),
+                text,
+            }
+        }
+        Some(path) => Manifests::Path(PathBuf::from(path)),
     };
-    let input = GenerateInput {
-        manifests,
-        csv_base,
-        csv_base_path,
-        options: r.options,
-        previous: generate::read_previous(&r.output),
+    let out = settings.output.clone();
+    let (warnings, outcome) = match bundle_generate::run(settings, &manifests, mode) {
+        Ok(r) => r,
+        Err(e) => return generate_error(e),
     };
-    let generated = match generate::generate(&input) {
-        Ok(g) => g,
-        Err(e @ generate::GenerateError::Options(_)) => return usage(e),
-        Err(e) => return failure(&anyhow::Error::new(e).context("cannot generate the bundle")),
-    };
-    for w in &generated.warnings {
+    for w in &warnings {
         eprintln!("warning: {w}");
     }
-    let out = &r.output;
-    if check {
-        let stale = generated.tree.diff_against(out, &OWNED_DIRS);
-        if stale.is_empty() {
+    match outcome {
+        Outcome::UpToDate => {
             println!("{} is up to date", out.display());
-            return ExitCode::SUCCESS;
+            ExitCode::SUCCESS
         }
-        for rel in &stale {
-            let old = std::fs::read_to_string(out.join(rel)).unwrap_or_default();
-            let new = generated
-                .tree
-                .get(rel)
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-                .unwrap_or_default();
-            print!(
-                "{}",
-                generate::diff::unified(&rel.display().to_string(), &old, &new)
+        Outcome::Stale(stale) => {
+            for f in &stale {
+                print!("{}", f.diff);
+            }
+            eprintln!(
+                "error: {} is stale: {} file(s) differ from what `olm bundle generate` produces ({}); regenerate it and commit the result",
+                out.display(),
+                stale.len(),
+                stale
+                    .iter()
+                    .map(|f| f.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
+            ExitCode::FAILURE
         }
-        eprintln!(
-            "error: {} is stale: {} file(s) differ from what `olm bundle generate` produces ({}); regenerate it and commit the result",
-            out.display(),
-            stale.len(),
-            stale
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        return ExitCode::FAILURE;
-    }
-    let changes = match generated.tree.write(out, &OWNED_DIRS) {
-        Ok(c) => c,
-        Err(e) => return usage(e),
-    };
-    eprintln!(
-        "{}: {} written, {} removed, {} unchanged",
-        out.display(),
-        changes.written.len(),
-        changes.removed.len(),
-        changes.unchanged
-    );
-    // Check the result with the default suite, as CI would.
-    match validate::validate_dir(out, &Options::default()) {
-        Ok(report) => {
+        Outcome::Written { changes, report } => {
+            eprintln!(
+                "{}: {} written, {} removed, {} unchanged",
+                out.display(),
+                changes.written.len(),
+                changes.removed.len(),
+                changes.unchanged
+            );
             for f in &report.findings {
                 eprintln!("{}", render_finding(f));
             }
@@ -273,7 +220,14 @@ fn run_generate(args: GenerateArgs) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Err(e) => failure(&anyhow::Error::new(e).context("cannot read back the generated bundle")),
+    }
+}
+
+fn generate_error(e: BundleGenerateError) -> ExitCode {
+    if e.is_usage() {
+        usage(e)
+    } else {
+        failure(&anyhow::Error::new(e))
     }
 }
 

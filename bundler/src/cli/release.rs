@@ -18,7 +18,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 
 use olm_bundler::bundle::generate::config::{self as gen_config, LoadedConfig};
-use olm_bundler::bundle::generate::{self, GenerateInput, OWNED_DIRS};
+use olm_bundler::bundle::generate::{self, OWNED_DIRS};
 use olm_bundler::bundle::image as bundle_image;
 use olm_bundler::bundle::validate::{self as bundle_validate, Level};
 use olm_bundler::catalog::render::Form;
@@ -31,6 +31,7 @@ use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::{rootfs, transfer};
+use olm_bundler::ops::bundle_generate;
 use olm_bundler::ops::install::SpecInputs;
 use olm_bundler::release::config::{self, CatalogForm, ChannelGeneration, ReleaseConfig};
 use olm_bundler::release::manifests as release_manifests;
@@ -512,29 +513,10 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     // 3. Bundle: generate and validate.
     let bundle_tree = step!(steps, "bundle generate + validate", {
         (|| -> anyhow::Result<_> {
-            let (csv_base, csv_base_path) = match &settings.csv_base {
-                Some(path) => {
-                    let path = path.clone();
-                    let v: Value = yaml::load_one(&path)
-                        .with_context(|| format!("{}: cannot read the CSV base", path.display()))?;
-                    (v, path)
-                }
-                None => match generate::take_csv_base(&mut manifests)? {
-                    Some(b) => (b.object, PathBuf::from(b.source)),
-                    None => bail!(
-                        "{}: no csv-base, and the manifests hold no ClusterServiceVersion",
-                        cfg.bundle_config.display()
-                    ),
-                },
-            };
-            let input = GenerateInput {
-                manifests: manifests.clone(),
-                csv_base,
-                csv_base_path,
-                options: options.clone(),
-                previous: generate::read_previous(&bundle_out),
-            };
-            let generated = generate::generate(&input).context("cannot generate the bundle")?;
+            // Read exactly as `olm bundle generate --config` reads the bundle config.
+            let mut settings = settings.clone();
+            settings.options = options.clone();
+            let generated = bundle_generate::generate(&settings, manifests.clone())?;
             for w in &generated.warnings {
                 eprintln!("      warning: {w}");
             }

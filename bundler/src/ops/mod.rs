@@ -2,4 +2,5 @@
 //! outcome for the CLI to print (cargo's `ops`). They compose the domain modules; they hold no
 //! clap types and print nothing, so every operation runs as a library call in tests.
 
+pub mod bundle_generate;
 pub mod install;
