@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use kube::Client;
 use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::flow::FlowOptions;
@@ -224,4 +224,13 @@ impl PublishArgs {
             registry,
         })
     }
+}
+
+/// How a check's report is printed.
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    /// `{"passed":bool,"outputs":[{"type","message",...}]}`
+    Json,
 }

@@ -5,14 +5,17 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use olm_bundler::bundle::generate::config;
 use olm_bundler::bundle::load::{BundleDir, LoadError};
 use olm_bundler::bundle::validate::{self, Finding, Level, Options, Report, Suite};
-use olm_bundler::grammar::{image_ref, semver_range};
+use olm_bundler::grammar::semver_range;
 use olm_bundler::ops::bundle_generate::{self, BundleGenerateError, Manifests, Mode, Outcome};
+use olm_bundler::ops::bundle_source;
 use olm_bundler::yaml::YamlError;
+
+use super::args::OutputFormat;
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCommand {
@@ -231,14 +234,6 @@ fn generate_error(e: BundleGenerateError) -> ExitCode {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, ValueEnum)]
-pub enum OutputFormat {
-    #[default]
-    Text,
-    /// `{"passed":bool,"outputs":[{"type","message",...}]}`
-    Json,
-}
-
 /// `olm bundle validate <dir>`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
@@ -270,10 +265,6 @@ pub struct ValidateArgs {
     /// holding it.
     #[arg(long, env = "OPERATOR_BUNDLE_CATEGORIES", hide_env_values = true)]
     pub categories: Option<String>,
-}
-
-fn looks_like_image_reference(s: &str) -> bool {
-    (s.contains('/') || s.contains(':') || s.contains('@')) && image_ref::validate(s).is_ok()
 }
 
 async fn run_validate(args: ValidateArgs) -> ExitCode {
@@ -309,32 +300,17 @@ async fn run_validate(args: ValidateArgs) -> ExitCode {
             Err(e) => return usage(format!("OPERATOR_BUNDLE_CATEGORIES: {e}")),
         }
     }
-    let mut path = Path::new(&args.bundle).to_path_buf();
-    // Kept alive until validation is done: the unpacked image lives in it.
-    let mut _unpacked = None;
-    if !path.is_dir() {
-        let is_image = args.bundle.starts_with("oci:")
-            || (!path.exists() && looks_like_image_reference(&args.bundle));
-        if !is_image {
-            return usage(format!("{}: not a bundle directory", path.display()));
-        }
-        let opts = match args.registry.options() {
-            Ok(o) => o,
-            Err(e) => return usage(e),
-        };
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => return usage(format!("cannot create a temporary directory: {e}")),
-        };
-        if let Err(e) =
-            olm_bundler::image::transfer::pull_to_dir(&args.bundle, dir.path(), &opts).await
-        {
-            return failure(&anyhow::anyhow!(e).context(format!("cannot pull {}", args.bundle)));
-        }
-        path = dir.path().to_path_buf();
-        _unpacked = Some(dir);
-    }
-    let path = path.as_path();
+    let registry = match args.registry.options() {
+        Ok(o) => o,
+        Err(e) => return usage(e),
+    };
+    // Kept alive until validation is done: an unpacked image lives in it.
+    let bundle = match bundle_source::fetch(&args.bundle, &registry).await {
+        Ok(b) => b,
+        Err(e) if e.is_usage() => return usage(e),
+        Err(e) => return failure(&anyhow::Error::new(e)),
+    };
+    let path = bundle.dir();
     let report =
         match BundleDir::load(path) {
             Ok(b) => validate::validate(&b, &opts),

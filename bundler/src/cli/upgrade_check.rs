@@ -12,7 +12,9 @@ use olm_bundler::bundle::load::BundleDir;
 use olm_bundler::catalog::crd_upgrades::{self, CatalogReport, Outcome};
 use olm_bundler::catalog::model::{Model, ModelLoadError};
 
-use super::bundle::OutputFormat;
+use olm_bundler::ops::bundle_source::{self, LocalBundle};
+
+use super::args::{OutputFormat, RegistryArgs};
 
 /// `olm bundle check-upgrade OLD NEW`.
 #[derive(Debug, Args)]
@@ -23,7 +25,7 @@ pub struct CheckUpgradeArgs {
     /// The bundle that replaces it: a directory or an image.
     pub new: String,
     #[command(flatten)]
-    pub registry: super::args::RegistryArgs,
+    pub registry: RegistryArgs,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
@@ -50,41 +52,25 @@ fn usage(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn looks_like_image(s: &str) -> bool {
-    s.starts_with("oci:")
-        || ((s.contains('/') || s.contains(':') || s.contains('@'))
-            && olm_bundler::grammar::image_ref::validate(s).is_ok())
-}
-
-/// A bundle directory, pulling and unpacking an image first; the temporary directory (kept
-/// alive by the caller) holds the unpacked image.
-async fn bundle_dir(
-    arg: &str,
-    registry: &super::args::RegistryArgs,
-) -> Result<(PathBuf, Option<tempfile::TempDir>), ExitCode> {
-    let path = Path::new(arg);
-    if path.is_dir() {
-        return Ok((path.to_path_buf(), None));
-    }
-    if path.exists() || !looks_like_image(arg) {
-        return Err(usage(format!("{arg}: not a bundle directory or image")));
-    }
+/// A bundle directory, pulling and unpacking an image first.
+async fn local_bundle(arg: &str, registry: &RegistryArgs) -> Result<LocalBundle, ExitCode> {
     let opts = registry.options().map_err(usage)?;
-    let dir = tempfile::tempdir()
-        .map_err(|e| usage(format!("cannot create a temporary directory: {e}")))?;
-    if let Err(e) = olm_bundler::image::transfer::pull_to_dir(arg, dir.path(), &opts).await {
-        eprintln!("error: cannot pull {arg}: {e}");
-        return Err(ExitCode::FAILURE);
-    }
-    Ok((dir.path().to_path_buf(), Some(dir)))
+    bundle_source::fetch(arg, &opts).await.map_err(|e| {
+        if e.is_usage() {
+            usage(e)
+        } else {
+            super::report(&anyhow::Error::new(e));
+            ExitCode::FAILURE
+        }
+    })
 }
 
 pub async fn check_upgrade(a: CheckUpgradeArgs) -> ExitCode {
-    let (old_dir, _old_tmp) = match bundle_dir(&a.old, &a.registry).await {
+    let old_bundle = match local_bundle(&a.old, &a.registry).await {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let (new_dir, _new_tmp) = match bundle_dir(&a.new, &a.registry).await {
+    let new_bundle = match local_bundle(&a.new, &a.registry).await {
         Ok(d) => d,
         Err(code) => return code,
     };
@@ -93,11 +79,11 @@ pub async fn check_upgrade(a: CheckUpgradeArgs) -> ExitCode {
             .map(|b| CrdSet::from_bundle(&b))
             .map_err(|e| usage(format!("{arg}: {e}")))
     };
-    let old = match load(&old_dir, &a.old) {
+    let old = match load(old_bundle.dir(), &a.old) {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let new = match load(&new_dir, &a.new) {
+    let new = match load(new_bundle.dir(), &a.new) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -3,4 +3,5 @@
 //! clap types and print nothing, so every operation runs as a library call in tests.
 
 pub mod bundle_generate;
+pub mod bundle_source;
 pub mod install;
