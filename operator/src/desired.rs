@@ -18,6 +18,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::image::OperandImage;
 use crate::validate::ValidApp;
+pub use crate::validate::{deployment_name, service_name};
 
 /// Port the reverse-words application listens on.
 pub const APP_PORT: i32 = 8080;
@@ -27,16 +28,6 @@ pub const CONTAINER_NAME: &str = "reversewords";
 pub const MANAGED_BY: &str = "reverse-words-operator";
 /// Value of `app.kubernetes.io/name` on the application objects.
 pub const APP_NAME: &str = "reverse-words";
-
-/// Name of the Deployment for a CR (the Go operator's `dp-<name>`).
-pub fn deployment_name(cr_name: &str) -> String {
-    format!("dp-{cr_name}")
-}
-
-/// Name of the Service for a CR (the Go operator's `service-<name>`).
-pub fn service_name(cr_name: &str) -> String {
-    format!("service-{cr_name}")
-}
 
 /// The pod selector: `app: <name>`, as the Go operator used (selectors are immutable, so keeping
 /// it lets this operator adopt Deployments the Go operator created).

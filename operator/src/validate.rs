@@ -7,7 +7,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::{Resource, ResourceExt};
 
 use crate::crd::{MAX_REPLICAS, ReverseWordsApp, is_valid_tag};
-use crate::desired;
 
 /// Longest Service name the API accepts (a DNS-1035 label).
 const MAX_SERVICE_NAME: usize = 63;
@@ -69,12 +68,23 @@ impl ValidApp {
     }
 }
 
+/// Name of the Deployment for a CR (the Go operator's `dp-<name>`).
+pub fn deployment_name(cr_name: &str) -> String {
+    format!("dp-{cr_name}")
+}
+
+/// Name of the Service for a CR (the Go operator's `service-<name>`): validation checks its
+/// length, the builders use it.
+pub fn service_name(cr_name: &str) -> String {
+    format!("service-{cr_name}")
+}
+
 /// Checks a ReverseWordsApp and returns the view the builders take.
 pub fn validate(cr: &ReverseWordsApp) -> Result<ValidApp, Invalid> {
     let name = cr.name_any();
     let namespace = cr.namespace().ok_or(Invalid::NoNamespace)?;
     let owner = cr.controller_owner_ref(&()).ok_or(Invalid::NoUid)?;
-    let service = desired::service_name(&name);
+    let service = service_name(&name);
     if service.len() > MAX_SERVICE_NAME {
         return Err(Invalid::NameTooLong { name, service });
     }
