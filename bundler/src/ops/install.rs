@@ -22,21 +22,21 @@ use crate::deploy::objects::{
 #[derive(Debug, Clone)]
 pub struct SpecInputs {
     pub package: String,
-    /// [default: the package name]
+    /// Default: the package name.
     pub namespace: Option<String>,
     pub channel: Option<String>,
     pub install_mode: InstallMode,
     pub target_namespaces: Vec<String>,
     pub approval: Approval,
     pub starting_csv: Option<String>,
-    /// [default: `<package>-catalog`]
+    /// Default: `<package>-catalog`.
     pub catalog_name: Option<String>,
-    /// [default: `<package> catalog`]
+    /// Default: `<package> catalog`.
     pub display_name: Option<String>,
     pub publisher: Option<String>,
     /// How often OLM polls a catalog image (Go duration).
     pub poll_interval: String,
-    /// [default: `<package>-og`]
+    /// Default: `<package>-og`.
     pub operator_group_name: Option<String>,
 }
 
@@ -96,7 +96,7 @@ impl SpecInputs {
 #[derive(Debug, Clone)]
 pub struct BundleSource {
     pub image: String,
-    /// Where to push the catalog image [default: the bundle's repository + `-index`].
+    /// Where to push the catalog image (default: the bundle's repository + `-index`).
     pub index_image: Option<String>,
     pub build: CatalogBuild,
 }
