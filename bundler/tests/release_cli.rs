@@ -632,3 +632,86 @@ impl Drop for Server {
         let _ = self.0.wait();
     }
 }
+
+/// What the library reports, in order.
+#[derive(Default)]
+struct Recorded(Vec<String>);
+
+impl olm_bundler::ops::release::Reporter for Recorded {
+    fn begin(&mut self, package: &str, version: &str, _: &Path, destination: &str) {
+        self.0
+            .push(format!("begin {package} {version} -> {destination}"));
+    }
+    fn step(&mut self, n: usize, total: usize, name: &str) {
+        self.0.push(format!("step {n}/{total} {name}"));
+    }
+    fn done(&mut self, _: &str) {
+        self.0.push("done".into());
+    }
+    fn warning(&mut self, text: &str) {
+        self.0.push(format!("warning {text}"));
+    }
+    fn file(&mut self, path: &Path, removed: bool) {
+        self.0.push(format!("file {} {removed}", path.display()));
+    }
+}
+
+/// `olm release` as a library call (`ops::release`): every step reported in order, the
+/// outputs written once, nothing written on a second run; a failing step is a
+/// `ReleaseError::Stopped` naming it, with the rows so far.
+#[tokio::test]
+async fn release_runs_as_a_library_call() {
+    use olm_bundler::ops::release::{self, ReleaseError, ReleaseRequest};
+    let repo = Repo::new();
+    let req = ReleaseRequest {
+        config: repo.root().join("release.yaml"),
+        version: None,
+        replaces: None,
+        no_replaces: false,
+        skip_range: None,
+        no_skip_range: false,
+        channels: vec![],
+        operator_binary: None,
+        registry: None,
+        registry_opts: Default::default(),
+        olm_binary: PathBuf::from(OLM),
+    };
+    let mut rec = Recorded::default();
+    let out = release::release(&req, &mut rec).await.unwrap();
+    let steps: Vec<&String> = rec.0.iter().filter(|l| l.starts_with("step ")).collect();
+    assert_eq!(steps.len(), 9, "{:?}", rec.0);
+    assert_eq!(steps[0], "step 1/9 operator manifests");
+    assert_eq!(steps[8], "step 9/9 deploy manifests");
+    assert_eq!(out.rows.len(), 9);
+    assert!(out.rows.iter().all(|r| r.ok));
+    let kinds: Vec<&str> = out.images.iter().map(|m| m.what).collect();
+    assert_eq!(kinds, ["operator", "bundle", "catalog"]);
+    assert!(out.written > 0);
+    assert_eq!(out.package, "reverse-words-operator");
+    assert!(
+        out.catalog
+            .bundles
+            .iter()
+            .any(|b| b.name == "reverse-words-operator.v0.2.1")
+    );
+
+    let again = release::release(&req, &mut Recorded::default())
+        .await
+        .unwrap();
+    assert_eq!(again.written, 0, "a second release writes nothing");
+
+    let broken = ReleaseRequest {
+        operator_binary: Some(repo.root().join("no-such-binary")),
+        ..req
+    };
+    match release::release(&broken, &mut Recorded::default()).await {
+        Err(ReleaseError::Stopped {
+            rows, index, step, ..
+        }) => {
+            assert_eq!((index, step), (2, "operator image"));
+            assert_eq!(rows.len(), 2);
+            assert!(!rows[1].ok);
+        }
+        other => panic!("expected a stopped release, got {other:?}"),
+    }
+}

@@ -213,39 +213,3 @@ fn catalog_text(r: &CatalogReport) -> String {
     );
     s
 }
-
-/// The `olm release` step: the staged bundle's CRDs against the previous version in the
-/// catalog. A breaking change is an error (nothing has been published or written yet); an
-/// edge that cannot be checked is a warning. Returns the step's detail line.
-pub(super) fn release_gate(
-    catalog: &Path,
-    package: &str,
-    version: &semver::Version,
-    new_bundle: &Path,
-    previous_bundle: &Path,
-) -> anyhow::Result<String> {
-    use olm_bundler::catalog::crd_upgrades::PreviousCheck;
-    match crd_upgrades::check_release(catalog, package, version, new_bundle, previous_bundle)? {
-        PreviousCheck::NoPrevious => Ok(format!(
-            "no earlier version of {package} in {}: nothing to compare",
-            catalog.display()
-        )),
-        PreviousCheck::Unverifiable { previous, reason } => {
-            eprintln!("      warning: CRDs not compared with {previous}: {reason}");
-            Ok(format!("CRDs not compared with {previous} (see warning)"))
-        }
-        PreviousCheck::Checked { previous, report } if report.passed() => Ok(format!(
-            "{} CRD(s) safe to upgrade from {previous}",
-            report.compared.len()
-        )),
-        PreviousCheck::Checked { previous, report } => {
-            let mut text = String::new();
-            for f in &report.findings {
-                let _ = writeln!(text, "  {f}\n      hint: {}", f.hint);
-            }
-            anyhow::bail!(
-                "the bundle's CRDs break upgrades from {previous} (what OLM v1's CRD upgrade-safety preflight refuses; check with `olm bundle check-upgrade`):\n{text}"
-            )
-        }
-    }
-}

@@ -5,3 +5,4 @@
 pub mod bundle_generate;
 pub mod bundle_source;
 pub mod install;
+pub mod release;

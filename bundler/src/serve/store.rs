@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use prost::Message;
 
-use super::stub_csv;
 use super::proto::api;
 use super::proto::cache::{self, Index};
+use super::stub_csv;
 use crate::catalog::declcfg::Meta;
 use crate::catalog::model::{self, Model};
 use crate::catalog::property::{
