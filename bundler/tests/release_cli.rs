@@ -715,3 +715,19 @@ async fn release_runs_as_a_library_call() {
         other => panic!("expected a stopped release, got {other:?}"),
     }
 }
+
+/// `--quiet` (global, before or after the subcommand): no progress lines or summary on stderr,
+/// the images still on stdout; warnings and errors still shown.
+#[test]
+fn quiet_release_prints_results_only() {
+    let repo = Repo::new();
+    let o = repo.release(&["--quiet", "--graph", "none"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("[1/9]") && !err.contains("files:"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("operator") && out.contains("@sha256:"),
+        "{out}"
+    );
+}

@@ -1,7 +1,6 @@
 //! Flag groups that several commands share (like cargo's command prelude): each command file
 //! imports these, never another command's file.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -57,7 +56,7 @@ impl RegistryArgs {
             retries: self.retries,
             retry_delay: Duration::from_millis(250),
             concurrency: 4,
-            progress: std::io::stderr().is_terminal(),
+            progress: super::progress::drawn(),
         })
     }
 }

@@ -16,6 +16,7 @@ use olm_bundler::ops::bundle_source;
 use olm_bundler::yaml::YamlError;
 
 use super::args::OutputFormat;
+use super::progress::Spinner;
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCommand {
@@ -119,9 +120,6 @@ pub struct GenerateArgs {
     /// rewrites the files it owns (and keeps createdAt when nothing else changed).
     #[arg(long, hide = true)]
     pub overwrite: bool,
-    /// operator-sdk's flag, accepted and ignored (olm prints only warnings and a summary).
-    #[arg(long, short = 'q', hide = true)]
-    pub quiet: bool,
     /// Do not write; exit 1 and print a diff when the output directory is not what would be
     /// generated (for CI).
     #[arg(long)]
@@ -305,11 +303,14 @@ async fn run_validate(args: ValidateArgs) -> ExitCode {
         Err(e) => return usage(e),
     };
     // Kept alive until validation is done: an unpacked image lives in it.
+    let pulling = bundle_source::names_an_image(&args.bundle)
+        .then(|| Spinner::start(format!("Pulling {}", args.bundle)));
     let bundle = match bundle_source::fetch(&args.bundle, &registry).await {
         Ok(b) => b,
         Err(e) if e.is_usage() => return usage(e),
         Err(e) => return failure(&anyhow::Error::new(e)),
     };
+    drop(pulling);
     let path = bundle.dir();
     let report =
         match BundleDir::load(path) {

@@ -32,6 +32,11 @@ pub struct Cli {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
+    /// No progress (spinners, bars, step lines); results and errors are printed as always.
+    /// Progress is drawn only when stderr is a terminal anyway.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -86,6 +91,11 @@ impl Cli {
             _ => self.verbose,
         }
     }
+}
+
+/// `--quiet` for every command.
+pub fn set_quiet(quiet: bool) {
+    progress::set_quiet(quiet);
 }
 
 /// Logs go to stderr so stdout stays clean for rendered YAML/JSON.

@@ -11,6 +11,7 @@ use olm_bundler::catalog::graph;
 use olm_bundler::ops::release::{self, ReleaseError, ReleaseRequest, Reporter, StepRow, human};
 
 use super::args::RegistryArgs;
+use super::progress::{self, Spinner};
 
 #[derive(Debug, Clone, Copy, Default, ValueEnum)]
 pub enum GraphFormat {
@@ -60,28 +61,43 @@ pub struct ReleaseArgs {
     pub graph: GraphFormat,
 }
 
-/// Progress on stderr, one line per step.
-struct StderrReporter;
+/// Progress on stderr: one line per step, and a spinner with the step's time on a terminal;
+/// nothing but warnings with `--quiet`.
+struct StderrReporter {
+    quiet: bool,
+    spinner: Option<Spinner>,
+}
 
 impl Reporter for StderrReporter {
     fn begin(&mut self, package: &str, version: &str, config: &Path, destination: &str) {
-        eprintln!(
-            "releasing {package} {version} ({}) -> {destination}",
-            config.display()
-        );
+        if !self.quiet {
+            eprintln!(
+                "releasing {package} {version} ({}) -> {destination}",
+                config.display()
+            );
+        }
     }
     fn step(&mut self, n: usize, total: usize, name: &str) {
-        eprintln!("[{n}/{total}] {name} ...");
+        if !self.quiet {
+            eprintln!("[{n}/{total}] {name} ...");
+            self.spinner = Some(Spinner::start(name));
+        }
     }
     fn done(&mut self, detail: &str) {
-        eprintln!("      ok: {detail}");
+        self.spinner = None;
+        if !self.quiet {
+            eprintln!("      ok: {detail}");
+        }
     }
     fn warning(&mut self, text: &str) {
+        self.spinner = None;
         eprintln!("      warning: {text}");
     }
     fn file(&mut self, path: &Path, removed: bool) {
-        let verb = if removed { "removed" } else { "wrote" };
-        eprintln!("{verb} {}", path.display());
+        if !self.quiet {
+            let verb = if removed { "removed" } else { "wrote" };
+            eprintln!("{verb} {}", path.display());
+        }
     }
 }
 
@@ -118,7 +134,14 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         registry_opts: a.registry_args.options()?,
         olm_binary: std::env::current_exe()?,
     };
-    let out = match release::release(&req, &mut StderrReporter).await {
+    let quiet = progress::quiet();
+    let mut reporter = StderrReporter {
+        quiet,
+        spinner: None,
+    };
+    let result = release::release(&req, &mut reporter).await;
+    drop(reporter);
+    let out = match result {
         Ok(out) => out,
         Err(e) => {
             if let ReleaseError::Stopped { rows, .. } = &e {
@@ -127,14 +150,16 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
             return Err(e.into());
         }
     };
-    print_table(&out.rows);
-    let mut roots = out.roots.iter().map(|p| p.display().to_string());
-    let first = roots.next().unwrap_or_default();
-    let rest: String = roots.map(|r| format!(", {r}")).collect();
-    eprintln!(
-        "\nfiles: {} written, {} removed, {} unchanged ({first}{rest})",
-        out.written, out.removed, out.unchanged
-    );
+    if !quiet {
+        print_table(&out.rows);
+        let mut roots = out.roots.iter().map(|p| p.display().to_string());
+        let first = roots.next().unwrap_or_default();
+        let rest: String = roots.map(|r| format!(", {r}")).collect();
+        eprintln!(
+            "\nfiles: {} written, {} removed, {} unchanged ({first}{rest})",
+            out.written, out.removed, out.unchanged
+        );
+    }
 
     let mut text = String::new();
     let _ = writeln!(text, "{:<9} {:>10}  reference", "image", "size");

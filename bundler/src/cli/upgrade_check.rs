@@ -15,6 +15,7 @@ use olm_bundler::catalog::model::{Model, ModelLoadError};
 use olm_bundler::ops::bundle_source::{self, LocalBundle};
 
 use super::args::{OutputFormat, RegistryArgs};
+use super::progress::Spinner;
 
 /// `olm bundle check-upgrade OLD NEW`.
 #[derive(Debug, Args)]
@@ -55,6 +56,8 @@ fn usage(msg: impl std::fmt::Display) -> ExitCode {
 /// A bundle directory, pulling and unpacking an image first.
 async fn local_bundle(arg: &str, registry: &RegistryArgs) -> Result<LocalBundle, ExitCode> {
     let opts = registry.options().map_err(usage)?;
+    let _pulling =
+        bundle_source::names_an_image(arg).then(|| Spinner::start(format!("Pulling {arg}")));
     bundle_source::fetch(arg, &opts).await.map_err(|e| {
         if e.is_usage() {
             usage(e)
