@@ -322,23 +322,44 @@ impl DeclarativeConfig {
     /// JSON as `opm render -o json` writes it: each blob indented by four spaces, one after
     /// another.
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
+        let mut out = Vec::new();
+        self.write_json(&mut out).expect("writing to memory");
+        String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+
+    /// [`to_json`](Self::to_json) streamed blob by blob, so a large render never holds its
+    /// whole output in memory.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut result = Ok(());
         self.visit_ordered(|v| {
-            out.push_str(&json_pretty4(&v));
-            out.push('\n');
+            if result.is_ok() {
+                result = out
+                    .write_all(json_pretty4(&v).as_bytes())
+                    .and_then(|()| out.write_all(b"\n"));
+            }
         });
-        out
+        result
     }
 
     /// YAML exactly as `opm render -o yaml` writes it (go-yaml v2 through sigs.k8s.io/yaml):
     /// `---` before every document.
     pub fn to_go_yaml(&self) -> String {
-        let mut out = String::new();
+        let mut out = Vec::new();
+        self.write_go_yaml(&mut out).expect("writing to memory");
+        String::from_utf8(out).expect("the YAML writer writes UTF-8")
+    }
+
+    /// [`to_go_yaml`](Self::to_go_yaml) streamed blob by blob.
+    pub fn write_go_yaml(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut result = Ok(());
         self.visit_ordered(|v| {
-            out.push_str("---\n");
-            out.push_str(&super::goyaml::to_string(&v));
+            if result.is_ok() {
+                result = out
+                    .write_all(b"---\n")
+                    .and_then(|()| out.write_all(super::goyaml::to_string(&v).as_bytes()));
+            }
         });
-        out
+        result
     }
 
     /// YAML with keys sorted: `---` before every document.

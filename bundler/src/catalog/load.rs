@@ -20,7 +20,7 @@ use super::declcfg::{
     SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, Source,
 };
 use super::ignore::IgnoreSet;
-use super::property::{Property, TYPE_CSV_METADATA};
+use super::property::{Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA};
 use crate::yaml::{self, YamlError};
 
 /// A catalog file or blob that cannot be read.
@@ -57,8 +57,9 @@ pub enum Keep {
     #[default]
     All,
     /// The upgrade graph and what validation reads: an `olm.csv.metadata` value that is an
-    /// object becomes `{}` as soon as its file is read (validation only checks that it is an
-    /// object), so `validate`, `graph` and `upgrade-path` hold little more than the graph.
+    /// object becomes `{}`, and an `olm.bundle.object` whose data is base64 gets empty data,
+    /// as soon as its file is read (validation checks no more than that), so `validate`,
+    /// `graph` and `upgrade-path` hold little more than the graph.
     Structure,
 }
 
@@ -488,17 +489,14 @@ fn add_blob_keeping(
             };
             let mut b: Bundle = typed(Value::Object(obj), "bundle", &source)?;
             // Any other shape of `properties` failed to deserialise above, so every bundle's
-            // properties come through here. `Keep::Structure`: each `olm.csv.metadata` is
-            // checked to be an object (what validation needs) and emptied before it is ever
-            // serialised.
+            // properties come through here. `Keep::Structure` empties what validation does
+            // not read before it is ever serialised: each `olm.csv.metadata` once it is known
+            // to be an object, and each `olm.bundle.object`'s `data` once it is known to be
+            // base64 (a value that fails is kept, so validation reports it).
             if let Some(mut items) = plain {
                 if keep == Keep::Structure {
                     for item in &mut items {
-                        let is_meta = item["type"] == TYPE_CSV_METADATA;
-                        if let Some(v) = item.get_mut("value").filter(|v| is_meta && v.is_object())
-                        {
-                            *v = Value::Object(Map::new());
-                        }
+                        lighten(item);
                     }
                 }
                 b.properties = items
@@ -526,6 +524,30 @@ fn add_blob_keeping(
         }),
     }
     Ok(())
+}
+
+/// For [`Keep::Structure`]: replaces a property value validation reads no further than its
+/// shape by an empty one of the same shape. These values are most of a catalog's bytes.
+fn lighten(item: &mut Value) {
+    let ty = item["type"].as_str().unwrap_or_default();
+    let bundle_object = ty == TYPE_BUNDLE_OBJECT;
+    if ty != TYPE_CSV_METADATA && !bundle_object {
+        return;
+    }
+    let Some(Value::Object(value)) = item.get_mut("value") else {
+        return;
+    };
+    if !bundle_object {
+        value.clear();
+        return;
+    }
+    let data_ok = match value.get("data") {
+        Some(Value::String(d)) => !d.is_empty() && super::b64::decode(d).is_some(),
+        _ => false,
+    };
+    if data_ok && !value.contains_key("ref") {
+        value.insert("data".into(), Value::String(String::new()));
+    }
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -653,6 +675,36 @@ mod tests {
         // Validation gives the same verdict on both.
         let a = crate::catalog::validate::validate(&all);
         let l = crate::catalog::validate::validate(&lean);
+        assert_eq!(a.to_text(), l.to_text());
+    }
+
+    #[test]
+    fn structure_loads_empty_bundle_objects_that_decode() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("c.yaml"),
+            "schema: olm.package\nname: a\ndefaultChannel: s\n---\nschema: olm.channel\nname: s\npackage: a\nentries:\n- name: a.v1\n---\nschema: olm.bundle\nname: a.v1\npackage: a\nimage: i\nproperties:\n- type: olm.package\n  value: {packageName: a, version: 1.0.0}\n- type: olm.bundle.object\n  value: {data: eyJraW5kIjoiQSJ9}\n- type: olm.bundle.object\n  value: {data: 'not base64!'}\n- type: olm.bundle.object\n  value: {ref: objects/x.yaml}\n",
+        )
+        .unwrap();
+        let all = load_dir(dir.path()).unwrap();
+        let lean = load_dir_keeping(dir.path(), Keep::Structure).unwrap();
+        let raws: Vec<String> = lean.bundles[0]
+            .properties
+            .iter()
+            .map(|p| p.raw().to_string())
+            .collect();
+        assert_eq!(
+            raws[1..],
+            [
+                r#"{"data":""}"#.to_string(),
+                r#"{"data":"not base64!"}"#.to_string(),
+                r#"{"ref":"objects/x.yaml"}"#.to_string(),
+            ]
+        );
+        // The undecodable one is still reported, the same way.
+        let a = crate::catalog::validate::validate(&all);
+        let l = crate::catalog::validate::validate(&lean);
+        assert!(a.has_errors(), "{}", a.to_text());
         assert_eq!(a.to_text(), l.to_text());
     }
 

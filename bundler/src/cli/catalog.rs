@@ -422,12 +422,19 @@ async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         }
     }
     render::migrate(&mut cfg, a.migrate_level());
-    let text = match a.output {
-        FbcFormat::Json => cfg.to_json(),
-        FbcFormat::Yaml => cfg.to_go_yaml(),
-    };
-    print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    // Streamed to stdout blob by blob: a render of a large catalog never holds its output.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = match a.output {
+        FbcFormat::Json => cfg.write_json(&mut out),
+        FbcFormat::Yaml => cfg.write_go_yaml(&mut out),
+    }
+    .and_then(|()| out.flush());
+    match written {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // `olm ... | head` closing the pipe is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e).context("cannot write to stdout"),
+    }
 }
 
 fn parse_bundle_dirs(list: &[String]) -> anyhow::Result<BTreeMap<String, PathBuf>> {

@@ -15,8 +15,10 @@ use sha2::{Digest, Sha256};
 
 use super::proto::cache::Index;
 use super::store::{self, Store, StoreError};
+use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::load;
 use crate::catalog::model::Model;
+use crate::catalog::property::{BundleObject, Property, TYPE_BUNDLE_OBJECT};
 
 /// The subdirectory holding our cache; anything else in the cache dir is refused.
 pub const CACHE_SUBDIR: &str = "olm-serve.v1";
@@ -102,8 +104,7 @@ fn combine(root: &Path, files: &[PathBuf], hashes: &[[u8; 32]]) -> String {
 fn build<W: Write>(root: &Path, payloads: &mut W) -> Result<Index, CacheError> {
     let started = Instant::now();
     let files = load::catalog_files(root).map_err(|e| CacheError::Load(e.to_string()))?;
-    let (mut cfg, hashes) = load::load_files_with(&files, load::Keep::All, file_hash)
-        .map_err(|e| CacheError::Load(e.to_string()))?;
+    let (mut cfg, hashes, written) = load_writing_objects(&files, payloads)?;
     let digest = combine(root, &files, &hashes);
     let loaded = Instant::now();
     let others = std::mem::take(&mut cfg.others);
@@ -115,12 +116,12 @@ fn build<W: Write>(root: &Path, payloads: &mut W) -> Result<Index, CacheError> {
         tracing::debug!(warnings = %report, "catalog warnings");
     }
     let validated = Instant::now();
-    let index = store::build_index(&model, &others, &digest, payloads).map_err(|source| {
-        CacheError::Write {
+    let index = store::build_index_after(&model, &others, &digest, payloads, &written).map_err(
+        |source| CacheError::Write {
             path: PathBuf::from(PAYLOAD_FILE),
             source,
-        }
-    })?;
+        },
+    )?;
     tracing::debug!(
         files = files.len(),
         load_ms = (loaded - started).as_millis() as u64,
@@ -134,6 +135,78 @@ fn build<W: Write>(root: &Path, payloads: &mut W) -> Result<Index, CacheError> {
         tracing::debug!(error = %e, "freeing the model on this thread");
     }
     Ok(index)
+}
+
+/// Reads, hashes and parses the catalog files on all cores and writes the payload of every
+/// bundle with embedded manifests (`olm.bundle.object`) as its file is parsed, in file order,
+/// keeping only the checked, emptied property in the catalog it returns. A catalog of
+/// embedded manifests (most of a `olm.bundle.object` catalog's bytes) is so never held whole:
+/// peak memory is the graph plus the few files in flight.
+fn load_writing_objects<W: Write>(
+    files: &[PathBuf],
+    payloads: &mut W,
+) -> Result<(DeclarativeConfig, Vec<[u8; 32]>, store::Written), CacheError> {
+    /// One parsed file: its lightened catalog, hash, and the payloads of its bundles with
+    /// manifests (package, name, properties and related images, encoded).
+    type Parsed = (DeclarativeConfig, [u8; 32], Vec<Encoded>);
+    type Encoded = (String, String, Option<Vec<u8>>, bool);
+    let parse = |path: &PathBuf| -> Result<Parsed, load::LoadError> {
+        let bytes = crate::yaml::read_file(path)?;
+        let hash = file_hash(&bytes);
+        let mut cfg = load::load_bytes(path, &bytes)?;
+        drop(bytes);
+        let mut encoded = Vec::new();
+        for b in &mut cfg.bundles {
+            if !b.properties.iter().any(|p| p.ty == TYPE_BUNDLE_OBJECT) {
+                continue;
+            }
+            let (bytes, stub) = store::encode_payload(&b.properties, &b.related_images);
+            encoded.push((b.package.clone(), b.name.clone(), bytes, stub));
+            for p in b
+                .properties
+                .iter_mut()
+                .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
+            {
+                // A value that does not decode is kept, so validation reports it.
+                let decodes = p.value_as::<BundleObject>().is_ok_and(|o| {
+                    o.r#ref.is_empty() && crate::catalog::b64::decode(&o.data).is_some()
+                });
+                if decodes {
+                    *p = Property::bundle_object(String::new());
+                }
+            }
+        }
+        Ok((cfg, hash, encoded))
+    };
+    let mut cfg = DeclarativeConfig::default();
+    let mut hashes = Vec::with_capacity(files.len());
+    let mut written = store::Written::default();
+    let mut errors = Vec::new();
+    let mut write_error = None;
+    crate::par::for_each_ordered(files, 4, parse, |parsed| match parsed {
+        Err(e) => errors.push(e.to_string()),
+        Ok((part, hash, encoded)) => {
+            cfg.merge(part);
+            hashes.push(hash);
+            for (package, name, bytes, stub) in encoded {
+                if write_error.is_none()
+                    && let Err(e) = written.record(payloads, package, name, bytes, stub)
+                {
+                    write_error = Some(e);
+                }
+            }
+        }
+    });
+    if !errors.is_empty() {
+        return Err(CacheError::Load(errors.join("\n")));
+    }
+    if let Some(source) = write_error {
+        return Err(CacheError::Write {
+            path: PathBuf::from(PAYLOAD_FILE),
+            source,
+        });
+    }
+    Ok((cfg, hashes, written))
 }
 
 /// Loads a catalog into memory without any cache (payloads kept in memory too).
@@ -335,4 +408,55 @@ pub fn is_fresh(root: &Path, cache_dir: &Path) -> Result<bool, CacheError> {
     check_contents(cache_dir)?;
     let computed = digest(root)?;
     Ok(read_index(cache_dir).is_ok_and(|i| i.digest == computed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The real catalogs of ../shared/data (both forms), when the data is there.
+    fn shared_catalogs() -> Vec<PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/catalogs");
+        let mut out = Vec::new();
+        for repo in ["certified-operators", "community-operators-prod"] {
+            let Ok(rd) = std::fs::read_dir(root.join(repo).join("catalogs")) else {
+                continue;
+            };
+            out.extend(rd.filter_map(|e| e.ok()).map(|e| e.path()));
+        }
+        out.sort();
+        out
+    }
+
+    /// The cache build reads embedded manifests in a second pass, file by file; what it
+    /// serves must be exactly what the one-pass in-memory store serves.
+    #[test]
+    fn two_pass_cache_serves_what_the_in_memory_store_serves() {
+        let catalogs = shared_catalogs();
+        if catalogs.is_empty() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "../shared/data/catalogs is missing"
+            );
+            eprintln!("SKIP: ../shared/data/catalogs is missing");
+            return;
+        }
+        let mut with_objects = 0;
+        for root in catalogs {
+            let dir = tempfile::tempdir().unwrap();
+            build_cache_with(&root, dir.path(), Durability::Scratch).unwrap();
+            let (cached, _) = open_just_built(dir.path()).unwrap();
+            let memory = load_in_memory(&root).unwrap();
+            assert_eq!(cached.entry_count(), memory.entry_count(), "{root:?}");
+            for (a, b) in cached.entries().zip(memory.entries()) {
+                let (a, b) = (
+                    cached.api_bundle(&a, true).unwrap(),
+                    memory.api_bundle(&b, true).unwrap(),
+                );
+                with_objects += usize::from(!a.object.is_empty());
+                assert_eq!(a, b, "{root:?}: {}", a.csv_name);
+            }
+        }
+        assert!(with_objects > 0, "no bundle with manifests was compared");
+    }
 }

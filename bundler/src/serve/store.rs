@@ -17,10 +17,10 @@ use prost::Message;
 use super::proto::api;
 use super::proto::cache::{self, Index};
 use super::stub_csv;
-use crate::catalog::declcfg::Meta;
+use crate::catalog::declcfg::{Meta, RelatedImage};
 use crate::catalog::model::{self, Model};
 use crate::catalog::property::{
-    CsvMetadata, Gvk, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_GVK, TYPE_GVK_REQUIRED,
+    CsvMetadata, Gvk, Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_GVK, TYPE_GVK_REQUIRED,
     TYPE_PACKAGE, TYPE_PACKAGE_REQUIRED,
 };
 
@@ -44,6 +44,55 @@ pub enum StoreError {
     Corrupt { path: PathBuf, message: String },
 }
 
+/// A payload already in the payload file (see [`Written`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrittenPayload {
+    pub offset: u64,
+    pub length: u64,
+    /// Whether the bundle's CSV is synthesised.
+    pub stub: bool,
+}
+
+/// Payloads written before the index is built, by package and bundle name: those of bundles
+/// whose manifests were written as their files were parsed (and dropped from the catalog).
+#[derive(Debug, Default)]
+pub struct Written {
+    pub payloads: HashMap<(String, String), WrittenPayload>,
+    /// Bytes already in the payload file; the index build appends after them.
+    pub end: u64,
+}
+
+impl Written {
+    /// Appends an encoded payload (when there is one) to `out` and records where it is.
+    pub fn record<W: Write>(
+        &mut self,
+        out: &mut W,
+        package: String,
+        name: String,
+        bytes: Option<Vec<u8>>,
+        stub: bool,
+    ) -> std::io::Result<()> {
+        let (offset, length) = match bytes {
+            None => (0, 0),
+            Some(bytes) => {
+                out.write_all(&bytes)?;
+                let at = self.end;
+                self.end += bytes.len() as u64;
+                (at, bytes.len() as u64)
+            }
+        };
+        self.payloads.insert(
+            (package, name),
+            WrittenPayload {
+                offset,
+                length,
+                stub,
+            },
+        );
+        Ok(())
+    }
+}
+
 /// Converts the model to the index, appending payloads to `payloads` (offsets count from the
 /// writer's start). `others` are the blobs of custom schemas, served by the experimental API.
 pub fn build_index<W: Write>(
@@ -52,20 +101,47 @@ pub fn build_index<W: Write>(
     digest: &str,
     payloads: &mut W,
 ) -> std::io::Result<Index> {
+    build_index_after(model, others, digest, payloads, &Written::default())
+}
+
+/// [`build_index`] for a payload file that already holds the payloads in `written` (its
+/// bundles' payloads are taken from there, the rest appended).
+pub fn build_index_after<W: Write>(
+    model: &Model,
+    others: &[Meta],
+    digest: &str,
+    payloads: &mut W,
+    written: &Written,
+) -> std::io::Result<Index> {
     // Converting a bundle (decoding its manifests) is the expensive part: done
     // on all cores, a slice at a time so only one slice of encoded payloads is held at once,
     // and written in model order so the files do not depend on scheduling.
-    const SLICE: usize = 256;
+    const SLICE: usize = 64;
     let jobs: Vec<&model::Bundle> = model.packages().flat_map(|p| p.bundles.values()).collect();
-    let mut offset = 0u64;
+    let mut offset = written.end;
     let mut converted = Vec::with_capacity(jobs.len());
     let mut needs_stub = Vec::with_capacity(jobs.len());
+    let key = |b: &model::Bundle| (b.package.clone(), b.name.clone());
     for slice in jobs.chunks(SLICE) {
-        for (base, bytes, stub) in crate::par::map(slice, |b| encode_bundle(b)) {
-            needs_stub.push(stub);
-            let (payload_offset, payload_length) = match bytes {
-                None => (0, 0),
-                Some(bytes) => {
+        let encoded = crate::par::map(slice, |b| match written.payloads.get(&key(b)) {
+            Some(w) => (base_of(b), Err(*w)),
+            None => {
+                let (base, bytes, stub) = encode_bundle(b);
+                (base, Ok((bytes, stub)))
+            }
+        });
+        for (base, payload) in encoded {
+            let (payload_offset, payload_length) = match payload {
+                Err(w) => {
+                    needs_stub.push(w.stub);
+                    (w.offset, w.length)
+                }
+                Ok((None, stub)) => {
+                    needs_stub.push(stub);
+                    (0, 0)
+                }
+                Ok((Some(bytes), stub)) => {
+                    needs_stub.push(stub);
                     payloads.write_all(&bytes)?;
                     let at = offset;
                     offset += bytes.len() as u64;
@@ -159,16 +235,26 @@ fn deprecation(message: &Option<String>) -> Option<api::Deprecation> {
 /// `ConvertModelBundleToAPIBundle` fills it), its encoded payload (`None` when it has none),
 /// and whether its CSV is synthesised (so its package needs a [`cache::PackageStub`]).
 fn encode_bundle(b: &model::Bundle) -> (api::Bundle, Option<Vec<u8>>, bool) {
-    let (base, mut payload) = convert_bundle(b);
+    let (bytes, stub) = encode_payload(&b.properties, &b.related_images);
+    (base_of(b), bytes, stub)
+}
+
+/// A bundle's encoded payload from its properties and related images (`None` when it has
+/// none), and whether its CSV is synthesised.
+pub fn encode_payload(
+    properties: &[Property],
+    related_images: &[RelatedImage],
+) -> (Option<Vec<u8>>, bool) {
+    let mut payload = payload_of(properties, related_images);
     let stub = payload.csv_stub.is_some();
     if payload.csv_json.is_empty() && payload.object.is_empty() && !stub {
-        return (base, None, false);
+        return (None, false);
     }
     if payload.object.len() == 1 && payload.object[0] == payload.csv_json {
         payload.object.clear();
         payload.object_is_csv = true;
     }
-    (base, Some(payload.encode_to_vec()), stub)
+    (Some(payload.encode_to_vec()), stub)
 }
 
 /// What a package gives its bundles' synthesised CSVs.
@@ -182,7 +268,8 @@ fn package_stub(p: &model::Package) -> cache::PackageStub {
     }
 }
 
-fn convert_bundle(b: &model::Bundle) -> (api::Bundle, cache::Payload) {
+/// The channel-independent `api.Bundle` of a bundle (everything but its payload).
+fn base_of(b: &model::Bundle) -> api::Bundle {
     let mut version = String::new();
     let mut provided = Vec::new();
     let mut required = Vec::new();
@@ -235,36 +322,7 @@ fn convert_bundle(b: &model::Bundle) -> (api::Bundle, cache::Payload) {
             });
         }
     }
-    let objects = b.objects();
-    let csv_json = objects
-        .iter()
-        .find(|o| crate::catalog::property::is_csv_json(o))
-        .cloned()
-        .unwrap_or_default();
-    // Without a CSV manifest, opm serves a stub built from olm.csv.metadata; that is done per
-    // request (see `Store::api_bundle`), so only its inputs are kept here.
-    let csv_stub = if csv_json.is_empty() {
-        let csv_metadata: Vec<String> = b
-            .properties
-            .iter()
-            .filter(|p| p.ty == TYPE_CSV_METADATA)
-            .map(|p| p.value_json())
-            .collect();
-        (!csv_metadata.is_empty()).then(|| cache::CsvStub {
-            csv_metadata,
-            related_images: b
-                .related_images
-                .iter()
-                .map(|r| cache::RelatedImage {
-                    name: r.name.clone(),
-                    image: r.image.clone(),
-                })
-                .collect(),
-        })
-    } else {
-        None
-    };
-    let base = api::Bundle {
+    api::Bundle {
         csv_name: b.name.clone(),
         package_name: b.package.clone(),
         bundle_path: b.image.clone(),
@@ -275,16 +333,45 @@ fn convert_bundle(b: &model::Bundle) -> (api::Bundle, cache::Payload) {
         properties,
         deprecation: deprecation(&b.deprecation),
         ..Default::default()
+    }
+}
+
+/// What a bundle's payload holds: its CSV and manifests decoded from `olm.bundle.object`s, or
+/// the inputs of the stub CSV opm serves for an `olm.csv.metadata` bundle.
+fn payload_of(properties: &[Property], related_images: &[RelatedImage]) -> cache::Payload {
+    let objects = crate::catalog::property::bundle_objects(properties);
+    let csv_json = objects
+        .iter()
+        .find(|o| crate::catalog::property::is_csv_json(o))
+        .cloned()
+        .unwrap_or_default();
+    // Without a CSV manifest, opm serves a stub built from olm.csv.metadata; that is done per
+    // request (see `Store::api_bundle`), so only its inputs are kept here.
+    let csv_stub = if csv_json.is_empty() {
+        let csv_metadata: Vec<String> = properties
+            .iter()
+            .filter(|p| p.ty == TYPE_CSV_METADATA)
+            .map(|p| p.value_json())
+            .collect();
+        (!csv_metadata.is_empty()).then(|| cache::CsvStub {
+            csv_metadata,
+            related_images: related_images
+                .iter()
+                .map(|r| cache::RelatedImage {
+                    name: r.name.clone(),
+                    image: r.image.clone(),
+                })
+                .collect(),
+        })
+    } else {
+        None
     };
-    (
-        base,
-        cache::Payload {
-            csv_json,
-            object: objects,
-            object_is_csv: false,
-            csv_stub,
-        },
-    )
+    cache::Payload {
+        csv_json,
+        object: objects,
+        object_is_csv: false,
+        csv_stub,
+    }
 }
 
 fn api_gvk(g: &Gvk) -> api::GroupVersionKind {

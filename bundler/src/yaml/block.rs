@@ -234,18 +234,97 @@ impl<'a> Reader<'a> {
     fn inline(&mut self, v: &'a str, parent: usize) -> R<Value> {
         let bytes = v.as_bytes();
         match bytes[0] {
-            b'"' => double_quoted(v).map(Value::String),
-            b'\'' => single_quoted(v).map(Value::String),
+            b'"' => double_quoted(&self.quoted_lines(v, parent, b'"')?).map(Value::String),
+            b'\'' => single_quoted(&self.quoted_lines(v, parent, b'\'')?).map(Value::String),
             b'|' | b'>' => self.block_scalar(v, parent).map(Value::String),
             b'{' | b'[' => match v.trim_end_matches(' ') {
                 "{}" => Ok(Value::Object(Map::new())),
                 "[]" => Ok(Value::Array(Vec::new())),
                 _ => Err(Bail),
             },
-            b'-' if bytes.get(1).is_some_and(|b| *b != b' ' && *b != b'-') => plain(v),
+            b'-' if bytes.get(1).is_some_and(|b| *b != b' ' && *b != b'-') => {
+                self.plain_lines(v, parent)
+            }
             b'-' | b'?' | b':' | b',' | b']' | b'}' | b'#' | b'&' | b'*' | b'!' | b'%' | b'@'
             | b'`' => Err(Bail),
-            _ => plain(v),
+            _ => self.plain_lines(v, parent),
+        }
+    }
+
+    /// A plain scalar starting with `v`, continued on the following lines that are indented
+    /// deeper than `parent`: go-yaml wraps long strings this way (at about 80 columns), so
+    /// most `olm.csv.metadata` descriptions span lines. Lines fold as YAML folds them: one
+    /// line break becomes a space, n empty lines become n line feeds.
+    fn plain_lines(&mut self, v: &'a str, parent: usize) -> R<Value> {
+        let first = plain_first(v)?;
+        let mut folded: Option<String> = None;
+        let mut empties = 0;
+        let mut pos = self.pos;
+        while let Some(l) = self.line_at(pos) {
+            let c = l.content.trim_end_matches(' ');
+            if c.is_empty() {
+                empties += 1;
+                pos = l.next;
+                continue;
+            }
+            if l.indent <= parent {
+                break;
+            }
+            if !plain_continuation(c) {
+                return Err(Bail);
+            }
+            let s = folded.get_or_insert_with(|| first.to_string());
+            fold(s, empties);
+            s.push_str(c);
+            empties = 0;
+            pos = l.next;
+            self.pos = pos;
+        }
+        match folded {
+            None => tree::scalar(Cow::Borrowed(first), ScalarStyle::Plain),
+            Some(s) => tree::scalar(Cow::Owned(s), ScalarStyle::Plain),
+        }
+        .ok_or(Bail)
+    }
+
+    /// A quoted scalar (`quote` is `"` or `'`) starting with `v`: `v` itself when it closes on
+    /// its line, else the scalar rewritten on one line, its line breaks folded (for `"`, a
+    /// break escaped by `\` joins the lines). Continuation lines must be indented deeper than
+    /// `parent`; anything unusual is left to the general path.
+    fn quoted_lines(&mut self, v: &'a str, parent: usize, quote: u8) -> R<Cow<'a, str>> {
+        let double = quote == b'"';
+        if closing_quote(&v[1..], double).is_some() {
+            return Ok(Cow::Borrowed(v));
+        }
+        let mut body = String::with_capacity(2 * v.len());
+        body.push(char::from(quote));
+        let mut escaped_break = push_segment(&mut body, &v[1..], double)?;
+        let mut empties = 0;
+        let mut pos = self.pos;
+        loop {
+            let l = self.line_at(pos).ok_or(Bail)?;
+            pos = l.next;
+            if l.content.trim_end_matches(' ').is_empty() {
+                if escaped_break {
+                    return Err(Bail);
+                }
+                empties += 1;
+                continue;
+            }
+            if l.indent <= parent {
+                return Err(Bail);
+            }
+            if !escaped_break {
+                fold(&mut body, empties);
+            }
+            empties = 0;
+            if closing_quote(l.content, double).is_some() {
+                // The closing quote and what follows it (only spaces, checked by the caller).
+                body.push_str(l.content);
+                self.pos = pos;
+                return Ok(Cow::Owned(body));
+            }
+            escaped_break = push_segment(&mut body, l.content, double)?;
         }
     }
 
@@ -381,8 +460,8 @@ fn check_key(key: &str) -> R<()> {
     if ok { Ok(()) } else { Err(Bail) }
 }
 
-/// A one-line plain scalar, resolved as serde-saphyr resolves it.
-fn plain(v: &str) -> R<Value> {
+/// The first line of a plain scalar, without trailing spaces.
+fn plain_first(v: &str) -> R<&str> {
     let t = v.trim_end_matches(' ');
     if t.contains(" #")
         || t.contains(": ")
@@ -392,7 +471,77 @@ fn plain(v: &str) -> R<Value> {
     {
         return Err(Bail);
     }
-    tree::scalar(Cow::Borrowed(t), ScalarStyle::Plain).ok_or(Bail)
+    Ok(t)
+}
+
+/// A continuation line of a plain scalar (trimmed) that every reader folds alike: no
+/// indicator first, no comment, nothing that reads as a key.
+fn plain_continuation(c: &str) -> bool {
+    let leading_ok = !matches!(
+        c.as_bytes()[0],
+        b'-' | b'?'
+            | b':'
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b'#'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'|'
+            | b'>'
+            | b'\''
+            | b'"'
+            | b'%'
+            | b'@'
+            | b'`'
+    );
+    leading_ok && !c.contains(" #") && !c.contains(": ") && !c.ends_with(':')
+}
+
+/// Folds a line break followed by `empties` empty lines: a space, or that many line feeds.
+fn fold(s: &mut String, empties: usize) {
+    if empties == 0 {
+        s.push(' ');
+    } else {
+        s.extend(std::iter::repeat_n('\n', empties));
+    }
+}
+
+/// Where the closing quote of a quoted scalar is in `rest` (the text after the opening quote,
+/// or a continuation line): the first `"` not escaped by `\`, or the first `'` not doubled.
+fn closing_quote(rest: &str, double: bool) -> Option<usize> {
+    let bytes = rest.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], double) {
+            (b'\\', true) => i += 2,
+            (b'"', true) => return Some(i),
+            (b'\'', false) if bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            (b'\'', false) => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Appends one line of a multi-line quoted scalar without its trailing spaces; returns
+/// whether it ends in an escaped line break (an odd run of `\` in a `"` scalar), whose `\`
+/// is dropped so the next line joins without a space.
+fn push_segment(body: &mut String, line: &str, double: bool) -> R<bool> {
+    let t = line.trim_end_matches(' ');
+    let backslashes = t.len() - t.trim_end_matches('\\').len();
+    if double && backslashes % 2 == 1 {
+        if t.len() != line.len() {
+            return Err(Bail); // `\ ` is an escaped space, not a break
+        }
+        body.push_str(&t[..t.len() - 1]);
+        return Ok(true);
+    }
+    body.push_str(t);
+    Ok(false)
 }
 
 /// A `"…"` scalar that ends on its line (only spaces may follow), with JSON's escapes.
@@ -634,6 +783,48 @@ mod tests {
             fast += usize::from(same(doc));
         }
         assert!(fast > 12, "block reader answered only {fast} times");
+    }
+
+    #[test]
+    fn multi_line_scalars_fold_as_serde_saphyr_folds_them() {
+        // What go-yaml writes for long strings, read here (not left to the general path).
+        for doc in [
+            "a: one two\n  three four\nb: 1\n",
+            "a: one\n  two\n\n  three\n\n\n  four\nb: 1\n",
+            "- one\n  two\n- three\n",
+            "- k: one\n    two\n  j: x\n",
+            "a:\n  b: long text\n    continued here\n  c: 2\n",
+            "a: '[\"x\",\n  \"y\"]'\nb: 1\n",
+            "a: 'it''s\n  wrapped'\n",
+            "a: 'x\n\n  y'\n",
+            "a: \"one\n  two\"\nb: 1\n",
+            "a: \"one\\\n  two\"\n",
+            "a: \"q\\\"\n  x\"\n",
+            "a: \"\n  x\"\n",
+            "a: \"x\n  \"\n",
+            "a: 1\n  2\n",
+            "a: true\n  false\n",
+        ] {
+            assert!(
+                same(doc),
+                "{doc:?}: the block reader should answer, and agree"
+            );
+        }
+        // Left to the general path (or agreeing): continuation lines that are not plain text.
+        for doc in [
+            "a: x\n  - y\n",
+            "a: x\n  # c\n",
+            "a: x\n  y # c\n",
+            "a: x\n  y: z\n",
+            "a: \"x\n\"\n",
+            "a: 'x\ny'\n",
+            "a: \"x\\ \n  y\"\n",
+            "a: \"x\n  y\" z\n",
+            "a: \"unterminated\n  still\n",
+            "a: \"one \\\n  \\ two\"\n",
+        ] {
+            super::super::agrees(parse, doc);
+        }
     }
 
     #[test]
