@@ -212,7 +212,8 @@ fn load_bytes_keeping(
         load_json_stream(&file, text, &mut cfg, keep)?;
     } else {
         for (line, doc) in yaml_documents(text) {
-            let value = yaml::parse_value(path, doc).map_err(|e| shift_line(e, line - 1))?;
+            let value =
+                yaml::parse_value_at(path, doc, line).map_err(|e| shift_line(e, line - 1))?;
             if value.is_null() {
                 continue;
             }
