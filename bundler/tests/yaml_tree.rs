@@ -194,3 +194,16 @@ fn catalog_with_bom_crlf_and_a_repeated_key() {
     assert_eq!(cfg.channels[0].entries[0].name, "a.v1");
     assert_eq!(cfg.channels[0].source.line, 6);
 }
+
+/// Document separators as apimachinery's YAMLReader finds them: `---` then only spaces or a
+/// comment; a JSON catalog behind a byte order mark is still JSON.
+#[test]
+fn catalog_separators_and_json_behind_a_bom() {
+    let text = "schema: olm.package\nname: a\n--- # channels\nschema: olm.channel\nname: s\npackage: a\nentries: []\n---\t\nschema: olm.channel\nname: t\npackage: a\nentries: []\n";
+    let cfg = load::load_bytes(Path::new("c.yaml"), text.as_bytes()).unwrap();
+    assert_eq!(cfg.channels.len(), 2);
+    assert_eq!(cfg.channels[0].source.line, 4);
+    let json = "\u{feff}{\"schema\":\"olm.package\",\"name\":\"a\"}\n";
+    let cfg = load::load_bytes(Path::new("c.json"), json.as_bytes()).unwrap();
+    assert_eq!(cfg.packages[0].name, "a");
+}
