@@ -206,6 +206,8 @@ fn load_bytes_keeping(
     keep: Keep,
 ) -> Result<DeclarativeConfig, LoadError> {
     let text = yaml::utf8(path, bytes)?;
+    // A byte order mark is not content (go-yaml skips it), and would hide a first `---`.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: Arc<Path> = Arc::from(path);
     let mut cfg = DeclarativeConfig::default();
     let first = text.trim_start_matches([' ', '\t', '\r', '\n', '\u{feff}']);
@@ -213,7 +215,8 @@ fn load_bytes_keeping(
         load_json_stream(&file, text, &mut cfg, keep)?;
     } else {
         for (line, doc) in yaml_documents(text) {
-            let value = yaml::parse_value(path, doc).map_err(|e| shift_line(e, line - 1))?;
+            let value =
+                yaml::parse_value_at(path, doc, line).map_err(|e| shift_line(e, line - 1))?;
             if value.is_null() {
                 continue;
             }
@@ -245,7 +248,7 @@ fn shift_line(e: YamlError, by: u32) -> YamlError {
     }
 }
 
-/// Splits a YAML stream at lines that are exactly `---` (optionally followed by spaces), as
+/// Splits a YAML stream at lines that are `---` (optionally followed by spaces or a comment), as
 /// the Kubernetes YAML reader does, giving each document's text and 1-based start line.
 pub fn yaml_documents(text: &str) -> Vec<(u32, &str)> {
     let mut docs = Vec::new();
@@ -253,8 +256,13 @@ pub fn yaml_documents(text: &str) -> Vec<(u32, &str)> {
     let mut start_line = 1u32;
     let mut pos = 0usize;
     for (line_no, line) in (1u32..).zip(text.split_inclusive('\n')) {
+        // apimachinery's YAMLReader.Read: `---` at the start of a line, then only spaces or a
+        // comment.
         let trimmed = line.trim_end();
-        if trimmed.starts_with("---") && trimmed[3..].trim().is_empty() {
+        if trimmed.starts_with("---") && {
+            let rest = trimmed[3..].trim();
+            rest.is_empty() || rest.starts_with('#')
+        } {
             if pos > start {
                 docs.push((start_line, &text[start..pos]));
             }

@@ -162,7 +162,7 @@ impl<'a> Reader<'a> {
                 v => self.inline(v, indent)?,
             };
             if map.contains_key(key) {
-                return Err(Bail); // serde-saphyr reports duplicate keys
+                return Err(Bail); // the serde-saphyr path names the repeat, last value wins
             }
             map.insert(key.to_string(), value);
             match self.peek()? {

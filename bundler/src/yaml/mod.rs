@@ -56,8 +56,19 @@ impl YamlError {
 /// Parser limits sized for real catalogs and bundles (a 57 MB catalog file holds tens of
 /// thousands of documents and millions of nodes; serde-saphyr's defaults are for config files),
 /// while still bounding alias expansion and nesting so hostile input cannot exhaust memory.
+///
+/// Scalars resolve as go-yaml v2 resolves them where it matters for manifests: `0644` is the
+/// octal 420 (`resolve` in go-yaml v2's resolve.go parses integers with Go's
+/// `strconv.ParseInt(s, 0, 64)`, which reads a leading `0` as octal; a Deployment's
+/// `defaultMode: 0644` depends on it).
 fn options() -> serde_saphyr::Options {
+    options_with(serde_saphyr::DuplicateKeyPolicy::Error)
+}
+
+fn options_with(duplicate_keys: serde_saphyr::DuplicateKeyPolicy) -> serde_saphyr::Options {
     serde_saphyr::options! {
+        duplicate_keys: duplicate_keys,
+        legacy_octal_numbers: true,
         budget: serde_saphyr::budget! {
             max_reader_input_bytes: Some(2 * 1024 * 1024 * 1024),
             max_events: usize::MAX / 2,
@@ -101,22 +112,85 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, YamlError> {
 
 /// Parses every document of a multi-document YAML (or JSON) text. Empty documents (a stray
 /// `---`, a file of comments) are dropped, as kubectl and opm do.
+/// A mapping key given twice is accepted as Go's loaders accept it (the last value wins) with
+/// a warning naming the file, line and key.
 pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Value>, YamlError> {
-    let docs: Vec<Value> =
-        serde_saphyr::from_multiple_with_options(text, options()).map_err(|e| syntax(path, &e))?;
+    let docs: Vec<Value> = last_value_wins(path, text, 0, |opts| {
+        serde_saphyr::from_multiple_with_options(text, opts)
+    })?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
 mod block;
+mod duplicates;
+#[cfg(test)]
+mod go_compat;
 mod tree;
 
-/// Parses a single-document YAML (or JSON) text into `T`.
+pub use duplicates::Duplicate;
+
+/// Parses a single-document YAML (or JSON) text into `T`; a repeated key keeps its last value,
+/// with a warning (see [`parse_documents`]).
 pub fn parse_one<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, YamlError> {
-    parse_one_saphyr(path, text)
+    parse_one_saphyr(path, text, 0)
 }
 
-fn parse_one_saphyr<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, YamlError> {
-    serde_saphyr::from_str_with_options(text, options()).map_err(|e| syntax(path, &e))
+fn parse_one_saphyr<T: DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    first_line: u32,
+) -> Result<T, YamlError> {
+    last_value_wins(path, text, first_line, |opts| {
+        serde_saphyr::from_str_with_options(text, opts)
+    })
+}
+
+/// Runs `parse` with serde-saphyr's strict policy first (no cost for the documents that have
+/// no repeated key, which is nearly all), and when it reports a repeated key, names every
+/// repeat and parses again keeping the last value, as go-yaml v2 does.
+fn last_value_wins<T>(
+    path: &Path,
+    text: &str,
+    first_line: u32,
+    parse: impl Fn(serde_saphyr::Options) -> Result<T, serde_saphyr::Error>,
+) -> Result<T, YamlError> {
+    use serde_saphyr::DuplicateKeyPolicy;
+    match parse(options()) {
+        Ok(v) => Ok(v),
+        Err(e) if is_duplicate(&e) => {
+            warn_duplicates(path, first_line, &duplicates::find(text));
+            parse(options_with(DuplicateKeyPolicy::LastWins)).map_err(|e| syntax(path, &e))
+        }
+        Err(e) => Err(syntax(path, &e)),
+    }
+}
+
+fn is_duplicate(err: &serde_saphyr::Error) -> bool {
+    matches!(
+        err.without_snippet(),
+        serde_saphyr::Error::DuplicateMappingKey { .. }
+    )
+}
+
+/// One warning per repeated key, naming the file and the line (`first_line` is the line of
+/// the text's start in the file, minus one). The key is printed with Rust's escaping so a
+/// control character cannot forge a log line.
+fn warn_duplicates(path: &Path, first_line: u32, found: &[Duplicate]) {
+    for d in found {
+        tracing::warn!(
+            "{}:{}: mapping key {:?} is repeated; the last value is used, as OLM's Go loaders do",
+            path.display(),
+            d.line + u64::from(first_line),
+            d.key
+        );
+    }
+    if found.is_empty() {
+        // Repeats brought in through aliases or merges have no line of their own.
+        tracing::warn!(
+            "{}: a mapping repeats a key; the last value is used, as OLM's Go loaders do",
+            path.display()
+        );
+    }
 }
 
 /// Parses a single-document YAML text into a JSON tree: the same value (or error) as
@@ -125,15 +199,22 @@ fn parse_one_saphyr<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Y
 /// line reader for block YAML (`block`), the event-driven one for the rest of the common
 /// subset (`tree`), and serde-saphyr for everything (and for every error).
 pub fn parse_value(path: &Path, text: &str) -> Result<Value, YamlError> {
+    parse_value_at(path, text, 1)
+}
+
+/// [`parse_value`] for a document that starts at line `line` of `path` (warnings about
+/// repeated keys name the line in the file).
+pub fn parse_value_at(path: &Path, text: &str, line: u32) -> Result<Value, YamlError> {
+    let first_line = line.saturating_sub(1);
     if many_comments(text) {
-        return parse_one_saphyr(path, text);
+        return parse_one_saphyr(path, text, first_line);
     }
     if let Some(v) = block::parse(text) {
         return Ok(v);
     }
     match tree::parse(text) {
         Some(v) => Ok(v),
-        None => parse_one_saphyr(path, text),
+        None => parse_one_saphyr(path, text, first_line),
     }
 }
 
@@ -154,7 +235,7 @@ fn many_comments(text: &str) -> bool {
 /// stands aside (`None`). Returns whether the reader answered.
 #[cfg(test)]
 fn agrees(reader: fn(&str) -> Option<Value>, text: &str) -> bool {
-    let slow: Result<Value, _> = parse_one_saphyr(Path::new("t"), text);
+    let slow: Result<Value, _> = parse_one_saphyr(Path::new("t"), text, 0);
     match (reader(text), slow) {
         (Some(fast), Ok(slow)) => {
             assert_eq!(fast, slow, "{text:?}");
@@ -270,5 +351,94 @@ mod tests {
         let back: Value = parse_one(Path::new("t"), &text).unwrap();
         assert_eq!(back, v);
         assert!(text.find("z:").unwrap() < text.find("a:").unwrap());
+    }
+
+    /// Captures what the code under test logs.
+    fn logged(f: impl FnOnce()) -> String {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buf(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let out = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || out.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let bytes = buf.0.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    /// A CRD schema that repeats `type` (as a real community bundle does) is read as Go reads
+    /// it, with one warning per repeat naming the file, the line and the key.
+    #[test]
+    fn repeated_keys_keep_the_last_value_with_a_warning() {
+        let crd = "kind: CustomResourceDefinition\nspec:\n  schema:\n    properties:\n      size:\n        type: string\n        description: d\n        type: integer\n";
+        let text = format!("---\nkind: A\n---\n{crd}");
+        let mut docs = Vec::new();
+        let log = logged(|| docs = parse_documents(Path::new("m/crd.yaml"), &text).unwrap());
+        assert_eq!(
+            docs[1]["spec"]["schema"]["properties"]["size"],
+            serde_json::json!({"type": "integer", "description": "d"})
+        );
+        assert_eq!(log.matches("WARN").count(), 1, "{log}");
+        assert!(
+            log.contains("m/crd.yaml:11: mapping key \"type\" is repeated"),
+            "{log}"
+        );
+
+        // A catalog document names the line in the file, whichever reader takes it.
+        let mut v = Value::Null;
+        let log =
+            logged(|| v = parse_value_at(Path::new("c.yaml"), "a: 1\nb: 2\na: 3\n", 10).unwrap());
+        assert_eq!(v, serde_json::json!({"a": 3, "b": 2}));
+        assert_eq!(log.matches("WARN").count(), 1, "{log}");
+        assert!(
+            log.contains("c.yaml:12: mapping key \"a\" is repeated"),
+            "{log}"
+        );
+
+        // Typed configs too (release.yaml, bundle configs).
+        #[derive(serde::Deserialize)]
+        struct Cfg {
+            name: String,
+        }
+        let mut cfg = None;
+        let log = logged(|| {
+            cfg = Some(parse_one::<Cfg>(Path::new("r.yaml"), "name: a\nname: b\n").unwrap())
+        });
+        assert_eq!(cfg.unwrap().name, "b");
+        assert!(
+            log.contains("r.yaml:2: mapping key \"name\" is repeated"),
+            "{log}"
+        );
+    }
+
+    #[test]
+    fn documents_without_repeats_log_nothing() {
+        let log = logged(|| {
+            parse_documents(Path::new("x.yaml"), "a: {b: 1}\nc: {b: 2}\n---\na: 3\n").unwrap();
+        });
+        assert!(log.is_empty(), "{log}");
+    }
+
+    /// Bad input still stops with the file and line.
+    #[test]
+    fn broken_yaml_with_a_repeat_still_fails_with_its_line() {
+        let err = parse_documents(Path::new("bad.yaml"), "a: 1\na: 2\nb: [1\n").unwrap_err();
+        assert!(err.to_string().starts_with("bad.yaml:"), "{err}");
+        assert!(
+            matches!(err, YamlError::Syntax { line: Some(_), .. }),
+            "{err:?}"
+        );
     }
 }

@@ -96,7 +96,7 @@ pub fn parse(text: &str) -> Option<Value> {
             Some(Frame::Map(map, key)) => {
                 let key = key.take()?;
                 if map.contains_key(&key) {
-                    return None; // serde-saphyr reports duplicate keys
+                    return None; // the serde-saphyr path names the repeat, last value wins
                 }
                 map.insert(key, value);
             }
