@@ -388,3 +388,72 @@ fn out_of_sync_basic_template_fails_validation() {
     assert!(err.contains("channel-entry-missing-bundle"), "{err}");
     assert!(err.contains("ecr-secret-operator.v0.6.0"), "{err}");
 }
+
+/// Copies a bundle directory (manifests/, metadata/) into `to`.
+fn copy_bundle(from: &Path, to: &Path) {
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir_all(to.join(sub)).unwrap();
+        for e in std::fs::read_dir(from.join(sub)).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), to.join(sub).join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A CRD whose schema repeats `type` in one map (as a real community bundle does): OLM's Go
+/// loaders keep the last value, and so do `olm bundle validate` and `olm catalog render`,
+/// each with one warning naming the file, the line and the key.
+#[test]
+fn a_repeated_mapping_key_is_read_as_go_reads_it() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = tempfile::tempdir().unwrap();
+    copy_bundle(&repo.join("bundle"), dir.path());
+    let crd = dir
+        .path()
+        .join("manifests/apps.linuxera.org_reversewordsapps.yaml");
+    let text = std::fs::read_to_string(&crd).unwrap();
+    // `replicas`: `type: integer` preceded by a first `type: string` in the same map.
+    let at = text
+        .find("                maximum: 100\n")
+        .expect("replicas schema");
+    let edited = format!(
+        "{}                type: string\n{}",
+        &text[..at],
+        &text[at..]
+    );
+    // The warning names the repeat: the original `type: integer`, below the inserted line.
+    let repeat = at + edited[at..].find("type: integer").unwrap();
+    let line = edited[..repeat].lines().count();
+    std::fs::write(&crd, &edited).unwrap();
+    let bundle = dir.path().to_str().unwrap();
+
+    let (code, out, err) = olm(&["bundle", "validate", bundle]);
+    assert_eq!(code, 0, "{out}{err}");
+    let warning = format!(
+        "apps.linuxera.org_reversewordsapps.yaml:{line}: mapping key \"type\" is repeated; the last value is used"
+    );
+    assert_eq!(err.matches("is repeated").count(), 1, "{err}");
+    assert!(err.contains(&warning), "{err}");
+
+    let (code, out, err) = olm(&["catalog", "render", bundle, "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&warning), "{err}");
+    // The embedded CRD keeps the last value: `integer`, as opm would render it.
+    let cfg = load::load_bytes(Path::new("r.json"), out.as_bytes()).unwrap();
+    let crd_json = cfg.bundles[0]
+        .properties
+        .iter()
+        .filter(|p| p.ty == "olm.bundle.object")
+        .filter_map(|p| {
+            p.value_as::<olm_bundler::catalog::property::BundleObject>()
+                .ok()
+        })
+        .filter_map(|o| olm_bundler::catalog::b64::decode(&o.data))
+        .map(|b| String::from_utf8(b).unwrap())
+        .find(|j| j.contains("\"CustomResourceDefinition\""))
+        .expect("the CRD is rendered");
+    let crd: serde_json::Value = serde_json::from_str(&crd_json).unwrap();
+    let replicas = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["replicas"];
+    assert_eq!(replicas["type"], "integer", "{replicas}");
+}
