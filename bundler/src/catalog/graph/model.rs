@@ -7,7 +7,7 @@ use semver::Version;
 
 use crate::catalog::declcfg::{DeclarativeConfig, SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE};
 use crate::catalog::property::TYPE_PACKAGE;
-use crate::catalog::semver_range::{self, Range};
+use crate::grammar::semver_range::{self, Range};
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use semver::Version;
 
 use super::model::{EdgeKind, PackageGraph};
-use crate::catalog::semver_range;
+use crate::grammar::semver_range;
 
 /// Row height and the width of one lane and one bracket track.
 const ROW: f64 = 16.0;
@@ -672,7 +672,7 @@ impl<'a> Layout<'a> {
                 "bundle in the channel (lane)",
             ),
             (
-                r#"<circle cx="6" cy="-4" r="6" fill="#2e8b57" stroke="#fff" stroke-width="2"/><circle cx="6" cy="-4" r="7.5" fill="none" stroke="#2e8b57" stroke-width="1.5"/>"#,
+                r##"<circle cx="6" cy="-4" r="6" fill="#2e8b57" stroke="#fff" stroke-width="2"/><circle cx="6" cy="-4" r="7.5" fill="none" stroke="#2e8b57" stroke-width="1.5"/>"##,
                 "channel head",
             ),
             (
