@@ -22,7 +22,7 @@ pub enum CatalogCommand {
     Template(TemplateArgs),
     /// Validate a catalog directory: every `opm validate` rule plus extra warnings.
     Validate(ValidateArgs),
-    /// Draw the upgrade graph of each channel (mermaid as `opm alpha render-graph`, dot, svg).
+    /// Draw the upgrade graph of each channel (mermaid as `opm alpha render-graph`, dot, svg, html).
     Graph(GraphArgs),
     /// The updates OLM would apply from an installed version to the channel head.
     UpgradePath(UpgradePathArgs),
@@ -206,6 +206,8 @@ pub enum GraphFormat {
     Mermaid,
     Dot,
     Svg,
+    /// One self-contained page: every package's SVG with a package/channel picker.
+    Html,
 }
 
 #[derive(Debug, Args)]
@@ -544,6 +546,7 @@ fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
         GraphFormat::Mermaid => graph::Format::Mermaid,
         GraphFormat::Dot => graph::Format::Dot,
         GraphFormat::Svg => graph::Format::Svg,
+        GraphFormat::Html => graph::Format::Html,
     };
     let text = graph::render(
         &cfg,
@@ -552,6 +555,7 @@ fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
             package: a.package,
             minimum_edge: a.minimum_edge,
             v0_semantics: a.draw_v0_semantics,
+            title: Some(a.dir.display().to_string()),
         },
     )?;
     emit(&text, a.out.as_deref())?;
