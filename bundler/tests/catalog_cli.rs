@@ -457,3 +457,117 @@ fn a_repeated_mapping_key_is_read_as_go_reads_it() {
         ["replicas"];
     assert_eq!(replicas["type"], "integer", "{replicas}");
 }
+
+/// Every package of the shared catalogs, as (catalog directory, package name).
+fn shared_packages(shared: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for repo in ["certified-operators", "community-operators-prod"] {
+        let versions = shared.join("catalogs").join(repo).join("catalogs");
+        for v in std::fs::read_dir(&versions).unwrap() {
+            let v = v.unwrap().path();
+            for p in std::fs::read_dir(&v).unwrap() {
+                let p = p.unwrap().path();
+                if p.join("catalog.yaml").is_file() {
+                    let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                    out.push((v.clone(), name));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The width and height an SVG declares on its root element.
+fn svg_dimensions(svg: &str) -> (f64, f64) {
+    let root = &svg[..svg.find('>').unwrap()];
+    let attr = |name: &str| -> f64 {
+        let at = root.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        root[at..at + root[at..].find('"').unwrap()]
+            .parse()
+            .unwrap()
+    };
+    (attr("width"), attr("height"))
+}
+
+/// The picture of every real package stays between 1:3 and 3:1, is the same on every run,
+/// and is an SVG a real renderer (librsvg) draws.
+#[test]
+fn upgrade_graph_pictures_of_real_packages() {
+    use olm_bundler::catalog::graph;
+    let Some(shared) = shared() else { return };
+    let rsvg = which("rsvg-convert");
+    if rsvg.is_none() {
+        prerequisite::missing("rsvg-convert (Debian: librsvg2-bin)");
+    }
+    let packages = shared_packages(&shared);
+    assert!(packages.len() >= 16, "{packages:?}");
+    let out = tempfile::tempdir().unwrap();
+    for (dir, package) in &packages {
+        let cfg = load::load_dir(&dir.join(package)).unwrap();
+        // One package per directory (named after it, or not: eda-openshift-operator).
+        let opts = graph::Options::default();
+        let svg = graph::render(&cfg, graph::Format::Svg, &opts).unwrap();
+        assert_eq!(svg, graph::render(&cfg, graph::Format::Svg, &opts).unwrap());
+        let (w, h) = svg_dimensions(&svg);
+        let ratio = w / h;
+        assert!(
+            (1.0 / 3.0..=3.0).contains(&ratio),
+            "{package} in {}: {w} x {h}",
+            dir.display()
+        );
+        if let Some(rsvg) = &rsvg {
+            let file = out.path().join(format!("{package}.svg"));
+            std::fs::write(&file, &svg).unwrap();
+            let st = Command::new(rsvg)
+                .arg(&file)
+                .arg("-o")
+                .arg(out.path().join(format!("{package}.png")))
+                .output()
+                .unwrap();
+            assert!(
+                st.status.success(),
+                "{package}: {}",
+                String::from_utf8_lossy(&st.stderr)
+            );
+        }
+    }
+}
+
+/// `--format html`: one self-contained page with every package and a picker.
+#[test]
+fn upgrade_graph_html_page_is_self_contained() {
+    let Some(shared) = shared() else { return };
+    let dir = shared.join("catalogs/community-operators-prod/catalogs/v4.20");
+    let (code, page, err) = olm(&[
+        "catalog",
+        "graph",
+        dir.to_str().unwrap(),
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..80]);
+    for (_, package) in shared_packages(&shared)
+        .iter()
+        .filter(|(d, _)| d.ends_with("community-operators-prod/catalogs/v4.20"))
+    {
+        assert!(
+            page.contains(&format!("data-package=\"{package}\"")),
+            "{package}"
+        );
+    }
+    assert!(page.contains("<select id=\"package\"") && page.contains("<select id=\"channel\""));
+    // Nothing fetched from elsewhere: no scripts, styles or images by URL.
+    for bad in ["src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(!page.contains(bad), "{bad}");
+    }
+}
+
+fn which(tool: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(tool))
+            .find(|p| p.is_file())
+    })
+}

@@ -731,3 +731,36 @@ fn quiet_release_prints_results_only() {
         "{out}"
     );
 }
+
+/// By default the release writes the upgrade graph's picture next to the image layouts and
+/// prints its path and one line per channel; no wall of graph text.
+#[test]
+fn release_writes_the_graph_picture_and_a_channel_summary() {
+    let repo = Repo::new();
+    let o = ok(repo.release(&[]));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !out.contains("graph LR") && !out.contains("digraph"),
+        "{out}"
+    );
+    let picture = out
+        .lines()
+        .find_map(|l| l.strip_prefix("  picture: "))
+        .unwrap_or_else(|| panic!("no picture line: {out}"));
+    let picture = repo.root().join(picture);
+    assert!(picture.ends_with("graph.svg"), "{}", picture.display());
+    let svg = std::fs::read_to_string(&picture).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("reverse-words-operator"));
+    let channels: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("  reverse-words-operator/"))
+        .collect();
+    assert!(!channels.is_empty(), "{out}");
+    for c in &channels {
+        assert!(
+            c.contains(": head reverse-words-operator.v") && c.contains(" bundle"),
+            "{c}"
+        );
+    }
+    assert!(channels.iter().any(|c| c.ends_with("(default)")), "{out}");
+}

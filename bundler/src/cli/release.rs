@@ -13,11 +13,16 @@ use olm_bundler::ops::release::{self, ReleaseError, ReleaseRequest, Reporter, St
 use super::args::RegistryArgs;
 use super::progress::{self, Spinner};
 
-#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum GraphFormat {
+    /// The picture's path and one line per channel (the SVG is always written).
     #[default]
+    Summary,
+    /// Also the graph as Mermaid text (what `opm alpha render-graph` writes).
     Mermaid,
+    /// Also the graph as Graphviz DOT.
     Dot,
+    /// Nothing about the graph.
     None,
 }
 
@@ -56,8 +61,9 @@ pub struct ReleaseArgs {
     pub registry: Option<String>,
     #[command(flatten)]
     pub registry_args: RegistryArgs,
-    /// How to print the upgrade graph at the end.
-    #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
+    /// What to print about the upgrade graph at the end (its picture is always written to
+    /// `<layouts>/graph.svg`).
+    #[arg(long, value_enum, default_value_t = GraphFormat::Summary)]
     pub graph: GraphFormat,
 }
 
@@ -167,10 +173,19 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         let _ = writeln!(text, "{:<9} {:>10}  {}", m.what, human(m.size), m.pinned);
         let _ = writeln!(text, "{:<9} {:>10}  {}", "", "", m.stored);
     }
+    if a.graph != GraphFormat::None {
+        let _ = writeln!(text, "\nupgrade graph of {}:", out.package);
+        if let Some(path) = &out.graph_svg {
+            let _ = writeln!(text, "  picture: {}", path.display());
+        }
+        for c in &out.channels {
+            let _ = writeln!(text, "  {c}");
+        }
+    }
     let fmt = match a.graph {
         GraphFormat::Mermaid => Some(graph::Format::Mermaid),
         GraphFormat::Dot => Some(graph::Format::Dot),
-        GraphFormat::None => None,
+        GraphFormat::Summary | GraphFormat::None => None,
     };
     if let Some(fmt) = fmt {
         let g = graph::render(
@@ -181,7 +196,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 ..Default::default()
             },
         )?;
-        let _ = writeln!(text, "\nupgrade graph of {}:\n{g}", out.package);
+        let _ = writeln!(text, "\n{g}");
     }
     print!("{text}");
     Ok(ExitCode::SUCCESS)

@@ -85,4 +85,3 @@ pub fn dot(graphs: &[PackageGraph]) -> String {
     s.push_str("}\n");
     s
 }
-

@@ -75,4 +75,3 @@ pub fn mermaid(graphs: &[PackageGraph]) -> String {
     }
     s
 }
-

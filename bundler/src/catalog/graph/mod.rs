@@ -15,8 +15,8 @@ mod svg;
 pub use dot::dot;
 pub use html::html;
 pub use mermaid::mermaid;
-pub use model::{build, ChannelGraph, Edge, EdgeKind, GraphError, Options, PackageGraph};
-pub use summary::{summarize, ChannelSummary};
+pub use model::{ChannelGraph, Edge, EdgeKind, GraphError, Options, PackageGraph, build};
+pub use summary::{ChannelSummary, summarize};
 pub use svg::{size as svg_size, svg};
 
 use super::declcfg::DeclarativeConfig;

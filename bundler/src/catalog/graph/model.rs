@@ -250,4 +250,3 @@ pub fn build(cfg: &DeclarativeConfig, opts: &Options) -> Result<Vec<PackageGraph
     }
     Ok(out)
 }
-

@@ -263,9 +263,7 @@ impl<'a> Layout<'a> {
 
     fn size(&self, blocks: usize) -> (f64, f64, usize) {
         let per = self.rows.len().div_ceil(blocks).max(1);
-        let w = MARGIN * 2.0
-            + blocks as f64 * self.block_w()
-            + (blocks - 1) as f64 * BLOCK_GAP;
+        let w = MARGIN * 2.0 + blocks as f64 * self.block_w() + (blocks - 1) as f64 * BLOCK_GAP;
         let w = w.max(LEGEND_W + MARGIN * 2.0);
         let h = self.body_top() + per as f64 * ROW + 12.0 + self.legend_h();
         (w, h, per)
@@ -688,8 +686,8 @@ impl<'a> Layout<'a> {
                 "skips (same, dashed)",
             ),
             (
-                r##"<rect x="0" y="-12" width="12" height="16" fill="#fff1b8"/><text x="14" y="0" font-weight="bold">★</text>"##,
-                "   default channel",
+                r##"<rect x="0" y="-12" width="12" height="16" fill="#fff1b8"/><text x="0.5" y="0" font-size="11" font-weight="bold">★</text>"##,
+                "default channel (★ before its name)",
             ),
             (
                 r##"<rect x="0" y="-12" width="12" height="16" fill="#ebe4ff"/>"##,

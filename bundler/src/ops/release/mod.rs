@@ -19,6 +19,7 @@ use anyhow::{Context as _, anyhow, bail};
 use crate::bundle::generate::config::{self as gen_config, LoadedConfig, Settings};
 use crate::bundle::generate::{self, OWNED_DIRS};
 use crate::catalog::declcfg::DeclarativeConfig;
+use crate::catalog::graph::{self, ChannelSummary};
 use crate::fsx::{self, FileTree};
 use crate::image::registry::RegistryOptions;
 use crate::release::config::ReleaseConfig;
@@ -86,6 +87,11 @@ pub struct Released {
     pub package: String,
     /// The catalog as released, for the upgrade graph.
     pub catalog: DeclarativeConfig,
+    /// The package's upgrade graph as a picture, written next to the image layouts
+    /// (`<layouts>/graph.svg`); `None` when it could not be drawn (a warning says why).
+    pub graph_svg: Option<PathBuf>,
+    /// One line per channel of the package: head, bundles, edges.
+    pub channels: Vec<ChannelSummary>,
 }
 
 /// A release that did not go through.
@@ -361,6 +367,8 @@ pub async fn release(
         roots: Vec::new(),
         package: plan.package.clone(),
         catalog,
+        graph_svg: None,
+        channels: Vec::new(),
     };
     let reporter = steps.reporter;
     let mut write = |tree: &FileTree, root: &Path, owned: &[&str]| -> anyhow::Result<()> {
@@ -402,6 +410,29 @@ pub async fn release(
     }
     if let Some((path, _)) = &operator.record {
         out.roots.push(path.clone());
+    }
+    // The picture and the summary are for the reader: a graph that cannot be drawn is a
+    // warning, never a failed release (everything is written by now).
+    let opts = graph::Options {
+        package: Some(out.package.clone()),
+        ..Default::default()
+    };
+    match graph::build(&out.catalog, &opts) {
+        Ok(graphs) => {
+            out.channels = graph::summarize(&graphs);
+            let path = plan.cfg.layouts.join("graph.svg");
+            let written = std::fs::create_dir_all(&plan.cfg.layouts)
+                .map_err(anyhow::Error::from)
+                .and_then(|()| Ok(fsx::write_atomic(&path, graph::svg(&graphs).as_bytes())?));
+            match written {
+                Ok(_) => out.graph_svg = Some(path),
+                Err(e) => reporter.warning(&format!(
+                    "cannot write the upgrade graph {}: {e:#}",
+                    path.display()
+                )),
+            }
+        }
+        Err(e) => reporter.warning(&format!("cannot draw the upgrade graph: {e}")),
     }
     Ok(out)
 }
