@@ -8,16 +8,20 @@
 
 pub mod add;
 pub mod b64;
+pub mod convert;
 pub mod declcfg;
 pub mod diagnostic;
 pub mod graph;
 pub mod ignore;
 pub mod imageref;
+pub mod init;
+pub mod list;
 pub mod load;
 pub mod model;
 pub mod property;
 pub mod render;
 pub mod semver_range;
+pub mod substitutes;
 pub mod synth;
 pub mod template;
 pub mod upgrade;
