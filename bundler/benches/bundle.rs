@@ -32,6 +32,8 @@ fn fixture_input() -> GenerateInput {
             min_kube_version: Some("1.25.0".into()),
             scorecard_image: Some(generate::DEFAULT_SCORECARD_IMAGE.into()),
             extra_service_accounts: vec![],
+            related_images_from_containers: true,
+            fill_crd_descriptions: false,
             created_at: "2026-01-01T00:00:00Z".into(),
         },
         previous: None,

@@ -79,6 +79,10 @@ fn benches(c: &mut Criterion) {
     g.bench_function("synthetic_1x_write_json", |b| {
         b.iter(|| cfg.to_json().len())
     });
+    // `render -o yaml`: go-yaml v2's bytes, as opm writes them.
+    g.bench_function("synthetic_1x_write_yaml_as_opm", |b| {
+        b.iter(|| cfg.to_go_yaml().len())
+    });
     g.finish();
 }
 

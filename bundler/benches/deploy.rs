@@ -16,12 +16,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use olm_bundler::bundle::image::build_bundle_image;
 use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::bundle_flow::{self, BundleInstall};
 use olm_bundler::deploy::flow::Silent;
 use olm_bundler::deploy::generate::{self, GenerateOptions};
-use olm_bundler::deploy::objects::{Approval, CatalogSpec, InstallMode, InstallSpec, Targets};
-use olm_bundler::image::bundle::build_bundle_image;
+use olm_bundler::deploy::objects::{
+    Approval, CatalogServing, CatalogSpec, InstallMode, InstallSpec, Targets,
+};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::transfer;
@@ -38,10 +40,12 @@ fn spec() -> InstallSpec {
         targets: Targets::resolve(InstallMode::OwnNamespace, ns, &[]).expect("targets"),
         catalog: CatalogSpec {
             name: "reverse-words-operator-catalog".into(),
-            image: "quay.io/reverse-words/reverse-words-operator-catalog:latest".into(),
+            serving: CatalogServing::Image {
+                image: "quay.io/reverse-words/reverse-words-operator-catalog:latest".into(),
+                poll_interval: Some("10m".into()),
+            },
             display_name: "Reverse Words Operator".into(),
             publisher: Some("reverse-words".into()),
-            poll_interval: Some("10m".into()),
         },
         operator_group_name: "reverse-words-operator-og".into(),
     }

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use olm_bundler::image::bundle::build_bundle_image;
+use olm_bundler::bundle::image::build_bundle_image;
 use olm_bundler::image::layer::{LayerBuilder, Owner};
 use olm_bundler::image::operator::OperatorImage;
 use olm_bundler::image::reference::ImageRef;

@@ -9,13 +9,18 @@
 //!   render, templates, graph drawing.
 //! - [`serve`]: the `api.Registry` gRPC server OLM's catalog-operator talks to.
 //! - [`deploy`]: CatalogSource/OperatorGroup/Subscription manifests and installs.
+//! - [`grammar`]: notations read exactly as the Go tools read them (semver ranges, image
+//!   references, Kubernetes names, Go durations); depends on nothing else here.
 
 pub mod bundle;
 pub mod catalog;
 pub mod deploy;
 pub mod fsx;
+pub mod grammar;
 pub mod image;
+pub mod ops;
 pub mod par;
 pub mod release;
+pub mod reproducible;
 pub mod serve;
 pub mod yaml;

@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     }
     let args = cli::Cli::parse();
     cli::init_logging(args.verbosity());
+    cli::set_quiet(args.quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -2,6 +2,9 @@
 //! releases into a fresh catalog, as the project's own catalog/ is built), graph and
 //! upgrade-path.
 
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -28,7 +31,10 @@ fn shared() -> Option<PathBuf> {
     ];
     let found = candidates.into_iter().flatten().find(|p| p.is_dir());
     if found.is_none() {
-        println!("SKIP: shared data not found beside {}", manifest.display());
+        prerequisite::missing(&format!(
+            "shared data not found beside {}",
+            manifest.display()
+        ));
     }
     found
 }

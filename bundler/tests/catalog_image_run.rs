@@ -4,6 +4,9 @@
 //! over gRPC. Nothing from the host is visible inside, so the image must carry its loader,
 //! libraries, catalog and pre-built serve cache.
 
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -70,7 +73,7 @@ fn write_catalog(dir: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn catalog_image_serves_from_its_own_entrypoint() {
     if !chroot_usable() {
-        println!("SKIP: chroot is not usable here (needs root)");
+        prerequisite::missing("chroot is not usable here (needs root)");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -6,6 +6,9 @@
 //! the v4.16 form the properties are compared as a set; JSON object keys are compared as maps
 //! (opm writes YAML with sorted keys).
 
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,7 +26,10 @@ fn shared() -> Option<PathBuf> {
     ];
     let found = candidates.into_iter().flatten().find(|p| p.is_dir());
     if found.is_none() {
-        println!("SKIP: shared data not found beside {}", manifest.display());
+        prerequisite::missing(&format!(
+            "shared data not found beside {}",
+            manifest.display()
+        ));
     }
     found
 }

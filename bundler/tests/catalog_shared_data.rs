@@ -1,6 +1,9 @@
 //! Acceptance: every real catalog of ../shared/data/catalogs loads and validates as opm does
 //! (each package directory and each `<repo>/catalogs/<version>/` tree as a whole).
 
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
 use std::path::{Path, PathBuf};
 
 use olm_bundler::catalog::{load, model::Model, validate};
@@ -16,7 +19,10 @@ fn shared() -> Option<PathBuf> {
     ];
     let found = candidates.into_iter().flatten().find(|p| p.is_dir());
     if found.is_none() {
-        println!("SKIP: shared data not found beside {}", manifest.display());
+        prerequisite::missing(&format!(
+            "shared data not found beside {}",
+            manifest.display()
+        ));
     }
     found
 }

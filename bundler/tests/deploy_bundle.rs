@@ -15,7 +15,9 @@ use fake_kube::*;
 use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::bundle_flow::{self, BundleInstall, BundleUpgrade, PreparedCatalog};
 use olm_bundler::deploy::flow::{self, FlowError};
-use olm_bundler::deploy::objects::{Approval, CatalogSpec, InstallMode, InstallSpec, Targets};
+use olm_bundler::deploy::objects::{
+    Approval, CatalogServing, CatalogSpec, InstallMode, InstallSpec, Targets,
+};
 use olm_bundler::image::auth::Credentials;
 use olm_bundler::image::registry::RegistryOptions;
 use registry::{Registry, Variant};
@@ -123,10 +125,12 @@ fn install_spec(p: &PreparedCatalog) -> InstallSpec {
         targets: Targets::resolve(InstallMode::OwnNamespace, NS, &[]).unwrap(),
         catalog: CatalogSpec {
             name: format!("{}-catalog", p.package),
-            image: p.catalog_image.clone(),
+            serving: CatalogServing::Image {
+                image: p.catalog_image.clone(),
+                poll_interval: Some("10m".into()),
+            },
             display_name: "Demo".into(),
             publisher: None,
-            poll_interval: Some("10m".into()),
         },
         operator_group_name: format!("{}-og", p.package),
     }
@@ -477,7 +481,7 @@ async fn upgrade_bundle_extends_the_served_catalog_and_moves_the_subscription() 
         assert_eq!(patches[0].0, format!("PATCH {}", cs_path("demo-catalog")));
         assert_eq!(
             patches[0].1,
-            json!({"spec": {"image": out.catalog_image.as_str()}})
+            json!({"spec": {"image": out.catalog_image.as_str(), "address": null}})
         );
         assert_eq!(patches[1].1, json!({"spec": {"approved": true}}));
     }

@@ -14,6 +14,15 @@
 //! package, for `olm upgrade --bundle`), `E2E_INDEX_IMAGE` (where to push the catalogs) and
 //! `E2E_OLM_BINARY` (the olm the catalog image serves with; default this build). Registry
 //! credentials come from the usual auth files or `OLM_REGISTRY_CREDS`.
+//!
+//! The `--catalog-address` test needs `E2E_KUBECONFIG` and `E2E_CATALOG_ADDRESS`: a `HOST:PORT`
+//! at which the cluster reaches this machine (kind on Docker: the bridge gateway, e.g.
+//! `172.18.0.1:50051`). The test serves `E2E_CATALOG_DIR` (default: the repository's
+//! `catalog/`) there with `olm catalog serve` on all interfaces; the bundle images that catalog
+//! names must be pullable by the cluster.
+
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -41,11 +50,11 @@ fn olm(args: &[&str]) -> Output {
 #[tokio::test]
 async fn install_use_upgrade_uninstall_on_a_real_cluster() {
     let Ok(kubeconfig) = std::env::var("E2E_KUBECONFIG") else {
-        println!("SKIP: E2E_KUBECONFIG not set; no cluster with OLM to install into");
+        prerequisite::skip_opt_in("E2E_KUBECONFIG not set; no cluster with OLM to install into");
         return;
     };
     let Ok(catalog) = std::env::var("E2E_CATALOG_IMAGE") else {
-        println!("SKIP: E2E_CATALOG_IMAGE not set; no catalog image to install from");
+        prerequisite::skip_opt_in("E2E_CATALOG_IMAGE not set; no catalog image to install from");
         return;
     };
     let package = std::env::var("E2E_PACKAGE").unwrap_or_else(|_| "reverse-words-operator".into());
@@ -116,7 +125,7 @@ async fn install_use_upgrade_uninstall_on_a_real_cluster() {
         assert_eq!(report["csv"]["phase"], "Succeeded");
         assert_ne!(report["subscription"]["installedCSV"], json!(first));
     } else {
-        println!("SKIP: E2E_STARTING_CSV not set; upgrade step not run");
+        prerequisite::skip_opt_in("E2E_STARTING_CSV not set; upgrade step not run");
         assert!(olm(&status_args).status.success(), "status");
     }
 
@@ -143,11 +152,11 @@ async fn install_use_upgrade_uninstall_on_a_real_cluster() {
 #[tokio::test]
 async fn install_bundle_upgrade_bundle_uninstall_on_a_real_cluster() {
     let Ok(kubeconfig) = std::env::var("E2E_KUBECONFIG") else {
-        println!("SKIP: E2E_KUBECONFIG not set; no cluster with OLM to install into");
+        prerequisite::skip_opt_in("E2E_KUBECONFIG not set; no cluster with OLM to install into");
         return;
     };
     let Ok(bundle) = std::env::var("E2E_BUNDLE_IMAGE") else {
-        println!("SKIP: E2E_BUNDLE_IMAGE not set; no bundle image to install from");
+        prerequisite::skip_opt_in("E2E_BUNDLE_IMAGE not set; no bundle image to install from");
         return;
     };
     let package = std::env::var("E2E_PACKAGE").unwrap_or_else(|_| "reverse-words-operator".into());
@@ -208,7 +217,7 @@ async fn install_bundle_upgrade_bundle_uninstall_on_a_real_cluster() {
         assert_eq!(report["csv"]["phase"], "Succeeded");
         assert_ne!(report["subscription"]["installedCSV"], first);
     } else {
-        println!("SKIP: E2E_NEXT_BUNDLE_IMAGE not set; upgrade --bundle step not run");
+        prerequisite::skip_opt_in("E2E_NEXT_BUNDLE_IMAGE not set; upgrade --bundle step not run");
     }
 
     let mut un = vec![
@@ -232,4 +241,88 @@ async fn install_bundle_upgrade_bundle_uninstall_on_a_real_cluster() {
         .expect("E2E_KUBECONFIG usable");
     let namespaces: Api<Namespace> = Api::all(client);
     let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
+}
+
+/// The inner loop without a registry: `olm catalog serve` on this machine, `olm install
+/// --catalog-address` pointing OLM at it, `olm status`, `olm uninstall`.
+#[tokio::test]
+async fn install_from_a_served_catalog_address_on_a_real_cluster() {
+    let Ok(kubeconfig) = std::env::var("E2E_KUBECONFIG") else {
+        prerequisite::skip_opt_in("E2E_KUBECONFIG not set; no cluster with OLM to install into");
+        return;
+    };
+    let Ok(address) = std::env::var("E2E_CATALOG_ADDRESS") else {
+        prerequisite::skip_opt_in("E2E_CATALOG_ADDRESS not set; no address the cluster reaches");
+        return;
+    };
+    let port = address
+        .rsplit_once(':')
+        .map(|(_, p)| p.to_string())
+        .expect("E2E_CATALOG_ADDRESS is HOST:PORT");
+    let catalog = std::env::var("E2E_CATALOG_DIR")
+        .unwrap_or_else(|_| format!("{}/../catalog", env!("CARGO_MANIFEST_DIR")));
+    let package = std::env::var("E2E_PACKAGE").unwrap_or_else(|_| "reverse-words-operator".into());
+    let channel = std::env::var("E2E_CHANNEL").unwrap_or_else(|_| "stable".into());
+    let ns = format!("olm-e2e-addr-{}", std::process::id());
+
+    let mut server = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args([
+            "catalog",
+            "serve",
+            catalog.as_str(),
+            "--port",
+            port.as_str(),
+        ])
+        .spawn()
+        .expect("start olm catalog serve");
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "olm catalog serve did not listen on port {port} within 60s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    let common = ["--kubeconfig", kubeconfig.as_str(), "--timeout", "10m"];
+    let mut install = vec![
+        "install",
+        "--catalog-address",
+        address.as_str(),
+        "--package",
+        package.as_str(),
+        "--channel",
+        channel.as_str(),
+        "--namespace",
+        ns.as_str(),
+    ];
+    install.extend(common);
+    let installed = olm(&install).status.success();
+
+    let mut status_args = vec!["status", package.as_str(), "-n", ns.as_str(), "-o", "json"];
+    status_args.extend(["--kubeconfig", kubeconfig.as_str()]);
+    let st = olm(&status_args);
+    let mut un = vec![
+        "uninstall",
+        package.as_str(),
+        "-n",
+        ns.as_str(),
+        "--delete-crds",
+        "--delete-operator-group",
+    ];
+    un.extend(common);
+    let uninstalled = olm(&un).status.success();
+    let _ = server.kill();
+    let _ = server.wait();
+    let client = olm_bundler::deploy::cluster::client(Some(Path::new(&kubeconfig)), None)
+        .await
+        .expect("E2E_KUBECONFIG usable");
+    let namespaces: Api<Namespace> = Api::all(client);
+    let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
+
+    assert!(installed, "install --catalog-address");
+    let report: Value = serde_json::from_slice(&st.stdout).expect("status JSON");
+    assert_eq!(report["csv"]["phase"], "Succeeded");
+    assert_eq!(report["catalogSource"]["address"], json!(address));
+    assert!(uninstalled, "uninstall");
 }

@@ -3,6 +3,9 @@
 //!
 //! Set `UPDATE_GOLDEN=1` to rewrite the golden trees after an intended change.
 
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -403,7 +406,7 @@ fn kustomize_builds_the_trees_and_overrides_the_catalog_image() {
         .map(|o| !o.status.success())
         .unwrap_or(true)
     {
-        println!("SKIP: kubectl not installed; kustomize build of deploy trees not checked");
+        prerequisite::missing("kubectl not installed; kustomize build of deploy trees not checked");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

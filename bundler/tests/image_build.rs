@@ -2,6 +2,9 @@
 //! operator and catalog images contain, that the operator image runs from its own rootfs
 //! with no shell inside, and clear errors on bad input.
 
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -166,7 +169,9 @@ fn non_elf_binary_is_refused() {
 fn run_in_rootfs(root: &Path, args: &[&str]) -> Option<Output> {
     let probe = Command::new("chroot").arg("/").arg("/bin/true").output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        println!("SKIP: chroot not usable here; running with the packed loader instead");
+        prerequisite::missing(
+            "chroot not usable here (needs root); running with the packed loader instead",
+        );
         return None;
     }
     Some(
@@ -182,7 +187,7 @@ fn run_in_rootfs(root: &Path, args: &[&str]) -> Option<Output> {
 fn operator_image_from_a_dynamic_binary_runs_from_its_own_rootfs() {
     let bin = Path::new("/bin/echo");
     if !bin.exists() {
-        println!("SKIP: /bin/echo not present");
+        prerequisite::missing("/bin/echo not present");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

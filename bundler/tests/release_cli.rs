@@ -47,7 +47,7 @@ impl Repo {
             "csv-base: csv-base.yaml\npackage: reverse-words-operator\nversion: 0.2.1\n\
              channels: [stable-v0, fast-v0, candidate-v0]\ndefault-channel: stable-v0\n\
              replaces: reverse-words-operator.v0.2.0\nskip-range: \">=0.1.0 <0.2.1\"\n\
-             min-kube-version: 1.25.0\noutput: ../bundle\n",
+             min-kube-version: 1.25.0\nrelated-images-from-containers: true\noutput: ../bundle\n",
         )
         .unwrap();
         std::fs::write(
@@ -393,12 +393,46 @@ fn broken_inputs_stop_at_their_step_and_change_nothing() {
 }
 
 #[test]
+fn a_breaking_crd_change_stops_the_release() {
+    let repo = Repo::new();
+    ok(repo.release(&[]));
+    let next = [
+        "--version",
+        "0.2.2",
+        "--replaces",
+        "reverse-words-operator.v0.2.1",
+        "--skip-range",
+        ">=0.1.0 <0.2.2",
+    ];
+    // A tighter maximum on spec.replicas: objects stored with 51..100 could not be updated.
+    let manifests = repo.root().join("manifests/operator.yaml");
+    let yaml = std::fs::read_to_string(&manifests).unwrap();
+    assert!(yaml.contains("maximum: 100.0"));
+    std::fs::write(&manifests, yaml.replace("maximum: 100.0", "maximum: 50.0")).unwrap();
+    fails_at(
+        &repo,
+        &next,
+        "crd upgrade check",
+        "error [maximum] reversewordsapps.apps.linuxera.org version v1alpha1 ^.spec.replicas: maximum: constraint decreased from 100 to 50.0",
+    );
+    // A looser one is compatible: the release goes through and says what it compared.
+    std::fs::write(&manifests, yaml.replace("maximum: 100.0", "maximum: 200.0")).unwrap();
+    let o = ok(repo.release(&next));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("1 CRD(s) safe to upgrade from reverse-words-operator.v0.2.1"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
 fn release_to_a_registry() {
     if !registry::have("docker-registry") || !registry::have("skopeo") {
         return;
     }
     let Some(reg) = Registry::start(Variant::Plain) else {
-        println!("SKIP: cannot start docker-registry");
+        registry::prerequisite::missing("cannot start docker-registry");
         return;
     };
     let repo = Repo::new();
@@ -597,4 +631,103 @@ impl Drop for Server {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// What the library reports, in order.
+#[derive(Default)]
+struct Recorded(Vec<String>);
+
+impl olm_bundler::ops::release::Reporter for Recorded {
+    fn begin(&mut self, package: &str, version: &str, _: &Path, destination: &str) {
+        self.0
+            .push(format!("begin {package} {version} -> {destination}"));
+    }
+    fn step(&mut self, n: usize, total: usize, name: &str) {
+        self.0.push(format!("step {n}/{total} {name}"));
+    }
+    fn done(&mut self, _: &str) {
+        self.0.push("done".into());
+    }
+    fn warning(&mut self, text: &str) {
+        self.0.push(format!("warning {text}"));
+    }
+    fn file(&mut self, path: &Path, removed: bool) {
+        self.0.push(format!("file {} {removed}", path.display()));
+    }
+}
+
+/// `olm release` as a library call (`ops::release`): every step reported in order, the
+/// outputs written once, nothing written on a second run; a failing step is a
+/// `ReleaseError::Stopped` naming it, with the rows so far.
+#[tokio::test]
+async fn release_runs_as_a_library_call() {
+    use olm_bundler::ops::release::{self, ReleaseError, ReleaseRequest};
+    let repo = Repo::new();
+    let req = ReleaseRequest {
+        config: repo.root().join("release.yaml"),
+        version: None,
+        replaces: None,
+        no_replaces: false,
+        skip_range: None,
+        no_skip_range: false,
+        channels: vec![],
+        operator_binary: None,
+        registry: None,
+        registry_opts: Default::default(),
+        olm_binary: PathBuf::from(OLM),
+    };
+    let mut rec = Recorded::default();
+    let out = release::release(&req, &mut rec).await.unwrap();
+    let steps: Vec<&String> = rec.0.iter().filter(|l| l.starts_with("step ")).collect();
+    assert_eq!(steps.len(), 9, "{:?}", rec.0);
+    assert_eq!(steps[0], "step 1/9 operator manifests");
+    assert_eq!(steps[8], "step 9/9 deploy manifests");
+    assert_eq!(out.rows.len(), 9);
+    assert!(out.rows.iter().all(|r| r.ok));
+    let kinds: Vec<&str> = out.images.iter().map(|m| m.what).collect();
+    assert_eq!(kinds, ["operator", "bundle", "catalog"]);
+    assert!(out.written > 0);
+    assert_eq!(out.package, "reverse-words-operator");
+    assert!(
+        out.catalog
+            .bundles
+            .iter()
+            .any(|b| b.name == "reverse-words-operator.v0.2.1")
+    );
+
+    let again = release::release(&req, &mut Recorded::default())
+        .await
+        .unwrap();
+    assert_eq!(again.written, 0, "a second release writes nothing");
+
+    let broken = ReleaseRequest {
+        operator_binary: Some(repo.root().join("no-such-binary")),
+        ..req
+    };
+    match release::release(&broken, &mut Recorded::default()).await {
+        Err(ReleaseError::Stopped {
+            rows, index, step, ..
+        }) => {
+            assert_eq!((index, step), (2, "operator image"));
+            assert_eq!(rows.len(), 2);
+            assert!(!rows[1].ok);
+        }
+        other => panic!("expected a stopped release, got {other:?}"),
+    }
+}
+
+/// `--quiet` (global, before or after the subcommand): no progress lines or summary on stderr,
+/// the images still on stdout; warnings and errors still shown.
+#[test]
+fn quiet_release_prints_results_only() {
+    let repo = Repo::new();
+    let o = repo.release(&["--quiet", "--graph", "none"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("[1/9]") && !err.contains("files:"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("operator") && out.contains("@sha256:"),
+        "{out}"
+    );
 }

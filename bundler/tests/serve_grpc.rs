@@ -1,6 +1,9 @@
 //! `api.Registry` through a real tonic client against a server on 127.0.0.1, on the real
 //! catalogs in shared/data/catalogs and on a synthetic one; results checked against the model.
 
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -401,7 +404,7 @@ async fn check_catalog(root: &Path) {
 async fn every_rpc_matches_the_model_on_the_shared_catalogs() {
     let roots = roots();
     if roots.is_empty() {
-        println!("SKIP: {} not found", shared().display());
+        prerequisite::missing(&format!("{} not found", shared().display()));
         return;
     }
     for root in roots {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use olm_bundler::catalog::semver_range::{Range, parse_version, parse_version_tolerant};
+use olm_bundler::grammar::semver_range::{Range, parse_version, parse_version_tolerant};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(s) = std::str::from_utf8(data) else { return };

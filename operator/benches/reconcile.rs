@@ -73,6 +73,7 @@ fn bench(c: &mut Criterion) {
             metrics: Arc::new(Metrics::new()),
             backoff: Backoff::default(),
             clock: reconcile::now,
+            children: Default::default(),
         })
     });
     let run_all = |ctx: Arc<Context>| {

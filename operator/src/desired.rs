@@ -1,4 +1,5 @@
-//! The objects a ReverseWordsApp should own, built as pure functions of the CR.
+//! The objects a ReverseWordsApp should own, built as pure functions of the validated app
+//! ([`crate::validate::ValidApp`]).
 //!
 //! Nothing here talks to the API server: reconcile applies what these return with server-side
 //! apply, so the same CR always yields the same request, and drift in the cluster is corrected
@@ -12,12 +13,12 @@ use k8s_openapi::api::core::v1::{
     ResourceRequirements, SeccompProfile, SecurityContext, Service, ServicePort, ServiceSpec,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::{Resource, ResourceExt};
 
-use crate::crd::ReverseWordsApp;
 use crate::image::OperandImage;
+use crate::validate::ValidApp;
+pub use crate::validate::{deployment_name, service_name};
 
 /// Port the reverse-words application listens on.
 pub const APP_PORT: i32 = 8080;
@@ -27,16 +28,6 @@ pub const CONTAINER_NAME: &str = "reversewords";
 pub const MANAGED_BY: &str = "reverse-words-operator";
 /// Value of `app.kubernetes.io/name` on the application objects.
 pub const APP_NAME: &str = "reverse-words";
-
-/// Name of the Deployment for a CR (the Go operator's `dp-<name>`).
-pub fn deployment_name(cr_name: &str) -> String {
-    format!("dp-{cr_name}")
-}
-
-/// Name of the Service for a CR (the Go operator's `service-<name>`).
-pub fn service_name(cr_name: &str) -> String {
-    format!("service-{cr_name}")
-}
 
 /// The pod selector: `app: <name>`, as the Go operator used (selectors are immutable, so keeping
 /// it lets this operator adopt Deployments the Go operator created).
@@ -51,14 +42,14 @@ pub fn selector_string(cr_name: &str) -> String {
 
 /// All labels on the application objects and pods: the selector plus the recommended
 /// `app.kubernetes.io` set.
-pub fn labels(cr: &ReverseWordsApp) -> BTreeMap<String, String> {
-    let name = cr.name_any();
-    let mut l = selector_labels(&name);
+pub fn labels(app: &ValidApp) -> BTreeMap<String, String> {
+    let name = app.name();
+    let mut l = selector_labels(name);
     l.insert("app.kubernetes.io/name".into(), APP_NAME.into());
-    l.insert("app.kubernetes.io/instance".into(), name);
+    l.insert("app.kubernetes.io/instance".into(), name.into());
     l.insert(
         "app.kubernetes.io/version".into(),
-        cr.spec.effective_app_version().into(),
+        app.effective_app_version().into(),
     );
     l.insert("app.kubernetes.io/component".into(), "web".into());
     l.insert("app.kubernetes.io/part-of".into(), APP_NAME.into());
@@ -66,17 +57,14 @@ pub fn labels(cr: &ReverseWordsApp) -> BTreeMap<String, String> {
     l
 }
 
-/// Owner reference making the CR the controller of a child (garbage collection, owns-watch).
-fn owner(cr: &ReverseWordsApp) -> Option<Vec<OwnerReference>> {
-    cr.controller_owner_ref(&()).map(|o| vec![o])
-}
-
-fn meta(cr: &ReverseWordsApp, name: String) -> ObjectMeta {
+/// Metadata of a child: its name, the app's labels, and the owner reference making the CR its
+/// controller (garbage collection, owns-watch).
+fn meta(app: &ValidApp, name: String) -> ObjectMeta {
     ObjectMeta {
         name: Some(name),
-        namespace: cr.namespace(),
-        labels: Some(labels(cr)),
-        owner_references: owner(cr),
+        namespace: Some(app.namespace().into()),
+        labels: Some(labels(app)),
+        owner_references: Some(vec![app.owner().clone()]),
         ..Default::default()
     }
 }
@@ -106,15 +94,15 @@ pub(crate) fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
 }
 
 /// The application Deployment `dp-<name>`.
-pub fn deployment(cr: &ReverseWordsApp, image: &OperandImage) -> Deployment {
-    let name = cr.name_any();
-    let pod_labels = labels(cr);
+pub fn deployment(app: &ValidApp, image: &OperandImage) -> Deployment {
+    let name = app.name();
+    let pod_labels = labels(app);
     Deployment {
-        metadata: meta(cr, deployment_name(&name)),
+        metadata: meta(app, deployment_name(name)),
         spec: Some(DeploymentSpec {
-            replicas: Some(cr.spec.effective_replicas()),
+            replicas: Some(app.replicas()),
             selector: LabelSelector {
-                match_labels: Some(selector_labels(&name)),
+                match_labels: Some(selector_labels(name)),
                 ..Default::default()
             },
             template: PodTemplateSpec {
@@ -125,7 +113,7 @@ pub fn deployment(cr: &ReverseWordsApp, image: &OperandImage) -> Deployment {
                 spec: Some(PodSpec {
                     containers: vec![Container {
                         name: CONTAINER_NAME.into(),
-                        image: Some(image.for_app_version(cr.spec.app_version.as_deref())),
+                        image: Some(image.for_app_version(app.app_version())),
                         ports: Some(vec![ContainerPort {
                             name: Some("http".into()),
                             container_port: APP_PORT,
@@ -163,13 +151,13 @@ pub fn deployment(cr: &ReverseWordsApp, image: &OperandImage) -> Deployment {
 }
 
 /// The application Service `service-<name>` (type LoadBalancer, port 8080).
-pub fn service(cr: &ReverseWordsApp) -> Service {
-    let name = cr.name_any();
+pub fn service(app: &ValidApp) -> Service {
+    let name = app.name();
     Service {
-        metadata: meta(cr, service_name(&name)),
+        metadata: meta(app, service_name(name)),
         spec: Some(ServiceSpec {
             type_: Some("LoadBalancer".into()),
-            selector: Some(selector_labels(&name)),
+            selector: Some(selector_labels(name)),
             ports: Some(vec![ServicePort {
                 name: Some("http".into()),
                 port: APP_PORT,
@@ -186,9 +174,9 @@ pub fn service(cr: &ReverseWordsApp) -> Service {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::ReverseWordsAppSpec;
+    use crate::crd::{ReverseWordsApp, ReverseWordsAppSpec};
 
-    pub(crate) fn cr(replicas: i32, version: Option<&str>) -> ReverseWordsApp {
+    pub(crate) fn cr(replicas: i32, version: Option<&str>) -> ValidApp {
         let mut cr = ReverseWordsApp::new(
             "example",
             ReverseWordsAppSpec {
@@ -198,7 +186,7 @@ mod tests {
         );
         cr.metadata.namespace = Some("apps".into());
         cr.metadata.uid = Some("0000-1111".into());
-        cr
+        crate::validate::validate(&cr).expect("valid")
     }
 
     #[test]

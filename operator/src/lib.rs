@@ -17,6 +17,7 @@ pub mod reconcile;
 pub mod server;
 pub mod status;
 pub mod telemetry;
+pub mod validate;
 
 /// Selects rustls's crypto provider (ring, which kube uses) for the whole process. rustls
 /// refuses to guess when more than one provider is compiled in, which happens whenever this

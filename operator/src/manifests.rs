@@ -121,6 +121,27 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
+/// schemars writes bounds as floats (`maximum: 100.0`); controller-gen, and Go's JSON for a
+/// float64, write a whole number as an integer (`maximum: 100`). Same value, the bytes
+/// operator-sdk users and opm expect.
+fn whole_floats_as_integers(v: Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                Value::Number((f as i64).into())
+            }
+            _ => Value::Number(n),
+        },
+        Value::Array(a) => Value::Array(a.into_iter().map(whole_floats_as_integers).collect()),
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, v)| (k, whole_floats_as_integers(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 fn env_field(name: &str, path: &str) -> EnvVar {
     EnvVar {
         name: name.into(),
@@ -280,7 +301,10 @@ pub fn all(opts: &Options) -> Vec<Manifest> {
             }),
         );
     }
-    push("crd.yaml", to_value(&ReverseWordsApp::crd()));
+    push(
+        "crd.yaml",
+        whole_floats_as_integers(to_value(&ReverseWordsApp::crd())),
+    );
     push(
         "service_account.yaml",
         to_value(&ServiceAccount {
@@ -388,6 +412,22 @@ mod tests {
         ms.iter()
             .map(|m| m.object["kind"].as_str().unwrap().to_string())
             .collect()
+    }
+
+    #[test]
+    fn crd_bounds_are_written_as_integers() {
+        let v =
+            whole_floats_as_integers(serde_json::json!({"maximum": 100.0, "m": 0.5, "n": [3.0]}));
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"maximum":100,"m":0.5,"n":[3]}"#
+        );
+        let crd = all(&Options::default())
+            .into_iter()
+            .find(|m| m.object["kind"] == "CustomResourceDefinition")
+            .expect("a CRD");
+        let text = to_yaml_stream(std::slice::from_ref(&crd)).unwrap();
+        assert!(text.contains("maximum: 100\n"), "{text}");
     }
 
     #[test]

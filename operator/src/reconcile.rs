@@ -1,6 +1,8 @@
 //! One reconciliation of a ReverseWordsApp, as a pipeline:
-//! read (the CR from the trigger) -> build desired children ([`crate::desired`], pure) ->
-//! apply (server-side apply, field manager [`FIELD_MANAGER`]) -> observe pods -> status
+//! read (the CR from the trigger) -> validate ([`crate::validate`]; an invalid CR gets a
+//! Ready=False condition and a Warning event, never children) -> build desired children
+//! ([`crate::desired`], pure, from the validated app) -> apply (one server-side apply per child,
+//! field manager [`FIELD_MANAGER`], see [`apply_child`]) -> observe pods -> status
 //! ([`crate::status`], pure; written only when it changed).
 //!
 //! The finalizer keeps the CR until cleanup has removed its children; children also carry owner
@@ -26,6 +28,7 @@ use crate::desired;
 use crate::image::OperandImage;
 use crate::metrics::Metrics;
 use crate::status;
+use crate::validate;
 
 /// Finalizer the Go operator used; kept so CRs move between the two operators.
 pub const FINALIZER: &str = "finalizer.reversewordsapp.apps.linuxera.org";
@@ -42,7 +45,7 @@ pub enum Error {
     #[error("cannot {action} {kind} {name}: {source}")]
     Kube {
         action: &'static str,
-        kind: &'static str,
+        kind: String,
         name: String,
         #[source]
         source: kube::Error,
@@ -71,10 +74,10 @@ impl Error {
 
 fn kube_err(
     action: &'static str,
-    kind: &'static str,
+    kind: impl Into<String>,
     name: &str,
 ) -> impl FnOnce(kube::Error) -> Error {
-    let name = name.to_string();
+    let (kind, name) = (kind.into(), name.to_string());
     move |source| Error::Kube {
         action,
         kind,
@@ -137,6 +140,8 @@ pub struct Context {
     pub backoff: Backoff,
     /// Source of condition timestamps (fixed in tests).
     pub clock: fn() -> Time,
+    /// What each child looked like after this process last applied it (for event reasons).
+    pub children: ChildVersions,
 }
 
 /// The current time as a Kubernetes `Time`.
@@ -162,6 +167,7 @@ impl Context {
             metrics,
             backoff: Backoff::default(),
             clock: now,
+            children: ChildVersions::default(),
         }
     }
 
@@ -252,76 +258,26 @@ pub fn error_policy(cr: Arc<ReverseWordsApp>, err: &Error, ctx: Arc<Context>) ->
     Action::requeue(delay)
 }
 
-/// Applies the desired children and updates the status.
+/// Validates the CR, applies the desired children and updates the status.
 async fn apply(cr: &ReverseWordsApp, ctx: &Context) -> Result<Action, Error> {
-    let ns = cr.namespace().unwrap_or_default();
-    let name = cr.name_any();
-    let client = ctx.client.clone();
-    let pp = PatchParams::apply(FIELD_MANAGER).force();
-
-    // Deployment
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
-    let dep_name = desired::deployment_name(&name);
-    let want = desired::deployment(cr, &ctx.image);
-    let before =
-        deployments
-            .get_opt(&dep_name)
-            .await
-            .map_err(kube_err("get", "Deployment", &dep_name))?;
-    let applied = deployments
-        .patch(&dep_name, &pp, &Patch::Apply(&want))
-        .await
-        .map_err(kube_err("apply", "Deployment", &dep_name))?;
-    report_change(
-        ctx,
-        cr,
-        "Deployment",
-        &dep_name,
-        before.map(|d| d.spec),
-        &applied.spec,
-    )
-    .await;
-
-    // Service
-    let services: Api<Service> = Api::namespaced(client.clone(), &ns);
-    let svc_name = desired::service_name(&name);
-    let want = desired::service(cr);
-    let before = services
-        .get_opt(&svc_name)
-        .await
-        .map_err(kube_err("get", "Service", &svc_name))?;
-    let applied_svc = services
-        .patch(&svc_name, &pp, &Patch::Apply(&want))
-        .await
-        .map_err(kube_err("apply", "Service", &svc_name))?;
-    report_change(
-        ctx,
-        cr,
-        "Service",
-        &svc_name,
-        before.map(|s| s.spec),
-        &applied_svc.spec,
-    )
-    .await;
+    let app = match validate::validate(cr) {
+        Ok(app) => app,
+        Err(problem) => return reject(cr, ctx, &problem).await,
+    };
+    let ns = app.namespace();
+    let name = app.name();
+    let deployment = apply_child(ctx, cr, &desired::deployment(&app, &ctx.image)).await?;
+    apply_child(ctx, cr, &desired::service(&app)).await?;
 
     // Observe pods, compute status, write it only when it changed.
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
-    let lp = ListParams::default().labels(&desired::selector_string(&name));
+    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
+    let lp = ListParams::default().labels(&desired::selector_string(name));
     let pod_list = pods
         .list(&lp)
         .await
-        .map_err(kube_err("list", "Pod", &name))?;
-    let new_status = status::desired_status(cr, Some(&applied), &pod_list.items, (ctx.clock)());
-    if cr.status.as_ref() != Some(&new_status) {
-        let api: Api<ReverseWordsApp> = Api::namespaced(client, &ns);
-        api.patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": new_status })),
-        )
-        .await
-        .map_err(kube_err("update status of", "ReverseWordsApp", &name))?;
-    }
+        .map_err(kube_err("list", "Pod", name))?;
+    let new_status = status::desired_status(cr, Some(&deployment), &pod_list.items, (ctx.clock)());
+    write_status(cr, ctx, &new_status).await?;
     Ok(Action::requeue(if status::is_ready(&new_status) {
         READY_RESYNC
     } else {
@@ -329,79 +285,235 @@ async fn apply(cr: &ReverseWordsApp, ctx: &Context) -> Result<Action, Error> {
     }))
 }
 
-/// Emits Created/Updated events when applying changed the cluster.
-async fn report_change<S: PartialEq>(
+/// Reports a CR that failed validation (status condition and a Warning event) and waits for its
+/// spec to change: retrying cannot help.
+async fn reject(
+    cr: &ReverseWordsApp,
+    ctx: &Context,
+    problem: &validate::Invalid,
+) -> Result<Action, Error> {
+    let message = problem.to_string();
+    tracing::warn!(name = %cr.name_any(), problem = %message, "invalid ReverseWordsApp");
+    ctx.metrics.reconcile_failed("invalid");
+    ctx.event(
+        cr,
+        EventType::Warning,
+        status::REASON_INVALID_SPEC,
+        "Validate",
+        message.clone(),
+    )
+    .await;
+    write_status(
+        cr,
+        ctx,
+        &status::invalid_status(cr, &message, (ctx.clock)()),
+    )
+    .await?;
+    Ok(Action::await_change())
+}
+
+/// Writes the status when it differs from the CR's current one.
+async fn write_status(
+    cr: &ReverseWordsApp,
+    ctx: &Context,
+    new_status: &crate::crd::ReverseWordsAppStatus,
+) -> Result<(), Error> {
+    if cr.status.as_ref() == Some(new_status) {
+        return Ok(());
+    }
+    let name = cr.name_any();
+    let api: Api<ReverseWordsApp> =
+        Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
+    api.patch_status(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": new_status })),
+    )
+    .await
+    .map_err(kube_err("update status of", "ReverseWordsApp", &name))?;
+    Ok(())
+}
+
+/// What one server-side apply did to a child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildChange {
+    /// The apply created it (the API server answered 201 Created).
+    Created,
+    /// The apply changed its spec since this operator last applied it.
+    Updated,
+    /// Nothing this operator can attribute to the apply.
+    Unchanged,
+}
+
+/// What this process last saw of each child after applying it: the generation where the kind
+/// has one (it moves only on spec changes: Deployments), else the spec itself (Services).
+#[derive(Debug, Default)]
+pub struct ChildVersions(Mutex<HashMap<String, String>>);
+
+impl ChildVersions {
+    fn key<K: Resource<DynamicType = ()>>(ns: &str, name: &str) -> String {
+        format!("{}/{ns}/{name}", K::kind(&()))
+    }
+
+    /// The spec version of an applied object.
+    fn version_of<K: Resource<DynamicType = ()> + serde::Serialize>(obj: &K) -> String {
+        match obj.meta().generation {
+            Some(g) => format!("generation {g}"),
+            None => serde_json::to_value(obj)
+                .map(|v| v["spec"].to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Records the applied object and says whether its spec moved since the last apply (a
+    /// drift this apply corrected, or a new desired state). `None` when there was no last apply
+    /// in this process.
+    fn record<K: Resource<DynamicType = ()> + serde::Serialize>(
+        &self,
+        ns: &str,
+        name: &str,
+        applied: &K,
+    ) -> Option<bool> {
+        let version = Self::version_of(applied);
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(Self::key::<K>(ns, name), version.clone())
+            .map(|before| before != version)
+    }
+
+    fn forget<K: Resource<DynamicType = ()>>(&self, ns: &str, name: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&Self::key::<K>(ns, name));
+    }
+}
+
+/// A namespaced child kind the operator manages.
+pub trait Child:
+    Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + std::fmt::Debug
+    + serde::Serialize
+    + serde::de::DeserializeOwned
+{
+}
+
+impl<K> Child for K where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+{
+}
+
+/// Server-side applies one child (field manager [`FIELD_MANAGER`], forced) in one API call and
+/// publishes a Created/Updated event when the apply created or changed it.
+///
+/// The event reason comes from the apply response, without a GET first: the API server answers
+/// an apply that created the object with 201 Created (200 otherwise), and a changed spec shows
+/// as a new `metadata.generation` (or, for kinds without one, a different spec) compared with
+/// what this process saw after its previous apply of the child. Status-only changes (pods coming
+/// and going) move neither, so they never read as "Updated". The first apply of an existing
+/// child after the operator starts has nothing to compare with and stays silent.
+pub async fn apply_child<K: Child>(
     ctx: &Context,
     cr: &ReverseWordsApp,
-    kind: &str,
-    name: &str,
-    before: Option<Option<S>>,
-    after: &Option<S>,
-) {
-    let related = || {
-        Some(ObjectReference {
-            api_version: Some(
-                if kind == "Deployment" {
-                    "apps/v1"
-                } else {
-                    "v1"
-                }
-                .into(),
-            ),
-            kind: Some(kind.into()),
-            name: Some(name.into()),
-            namespace: cr.namespace(),
-            ..Default::default()
-        })
-    };
-    match before {
-        None => {
-            tracing::info!(kind, name, "created");
-            ctx.event_about(
-                cr,
-                related(),
-                EventType::Normal,
-                "Created",
-                "Create",
-                format!("Created {kind} {name}"),
+    want: &K,
+) -> Result<K, Error> {
+    let kind = K::kind(&()).into_owned();
+    let ns = want.meta().namespace.clone().unwrap_or_default();
+    let name = want.name_any();
+    let fail = |action| kube_err(action, kind.clone(), &name);
+    let pp = PatchParams::apply(FIELD_MANAGER).force();
+    let request = kube::core::Request::new(K::url_path(&(), Some(&ns)))
+        .patch(&name, &pp, &Patch::Apply(want))
+        .map_err(|e| fail("apply")(kube::Error::BuildRequest(e)))?;
+    let response = ctx
+        .client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .map_err(fail("apply"))?;
+    let code = response.status();
+    let bytes = response
+        .into_body()
+        .collect_bytes()
+        .await
+        .map_err(fail("apply"))?;
+    if !code.is_success() {
+        let status = serde_json::from_slice::<kube::core::Status>(&bytes).unwrap_or_else(|_| {
+            kube::core::Status::failure(
+                &String::from_utf8_lossy(&bytes),
+                "Failed to parse error data",
             )
-            .await;
-        }
-        Some(before) if &before != after => {
-            tracing::info!(kind, name, "updated");
-            ctx.event_about(
-                cr,
-                related(),
-                EventType::Normal,
-                "Updated",
-                "Update",
-                format!("Updated {kind} {name} to the desired state"),
-            )
-            .await;
-        }
-        Some(_) => {}
+            .with_code(code.as_u16())
+        });
+        return Err(fail("apply")(kube::Error::Api(status.boxed())));
     }
+    let applied: K =
+        serde_json::from_slice(&bytes).map_err(|e| fail("apply")(kube::Error::SerdeError(e)))?;
+    let moved = ctx.children.record(&ns, &name, &applied);
+    let change = if code.as_u16() == 201 {
+        ChildChange::Created
+    } else if moved == Some(true) {
+        ChildChange::Updated
+    } else {
+        ChildChange::Unchanged
+    };
+    report_change(ctx, cr, &applied, change).await;
+    Ok(applied)
+}
+
+/// Deletes one child (background propagation); a child that is already gone is fine.
+pub async fn delete_child<K: Child>(ctx: &Context, ns: &str, name: &str) -> Result<(), Error> {
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), ns);
+    ctx.children.forget::<K>(ns, name);
+    match api.delete(name, &DeleteParams::background()).await {
+        Ok(_) => Ok(()),
+        Err(e) if is_not_found(&e) => Ok(()),
+        Err(e) => Err(kube_err("delete", K::kind(&()).into_owned(), name)(e)),
+    }
+}
+
+/// Emits the Created/Updated event for an applied child; the reference's apiVersion and kind
+/// come from the child's type.
+async fn report_change<K: Child>(
+    ctx: &Context,
+    cr: &ReverseWordsApp,
+    child: &K,
+    change: ChildChange,
+) {
+    let kind = K::kind(&());
+    let name = child.name_any();
+    let (reason, action, note) = match change {
+        ChildChange::Created => ("Created", "Create", format!("Created {kind} {name}")),
+        ChildChange::Updated => (
+            "Updated",
+            "Update",
+            format!("Updated {kind} {name} to the desired state"),
+        ),
+        ChildChange::Unchanged => return,
+    };
+    tracing::info!(kind = %kind, name = %name, "{}", reason.to_lowercase());
+    let related = ObjectReference {
+        api_version: Some(K::api_version(&()).into_owned()),
+        kind: Some(kind.into_owned()),
+        name: Some(name),
+        namespace: child.namespace(),
+        ..Default::default()
+    };
+    ctx.event_about(cr, Some(related), EventType::Normal, reason, action, note)
+        .await;
 }
 
 /// Deletes the children before the finalizer is removed.
 async fn cleanup(cr: &ReverseWordsApp, ctx: &Context) -> Result<Action, Error> {
     let ns = cr.namespace().unwrap_or_default();
     let name = cr.name_any();
-    let dp = DeleteParams::background();
-    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ns);
     let dep_name = desired::deployment_name(&name);
-    match deployments.delete(&dep_name, &dp).await {
-        Ok(_) => {}
-        Err(e) if is_not_found(&e) => {}
-        Err(e) => return Err(kube_err("delete", "Deployment", &dep_name)(e)),
-    }
-    let services: Api<Service> = Api::namespaced(ctx.client.clone(), &ns);
     let svc_name = desired::service_name(&name);
-    match services.delete(&svc_name, &dp).await {
-        Ok(_) => {}
-        Err(e) if is_not_found(&e) => {}
-        Err(e) => return Err(kube_err("delete", "Service", &svc_name)(e)),
-    }
+    delete_child::<Deployment>(ctx, &ns, &dep_name).await?;
+    delete_child::<Service>(ctx, &ns, &svc_name).await?;
     ctx.event(
         cr,
         EventType::Normal,

@@ -160,6 +160,29 @@ pub fn desired_status(
     }
 }
 
+/// Reason of the Ready=False condition on a CR that failed validation.
+pub const REASON_INVALID_SPEC: &str = "InvalidSpec";
+
+/// The status of a CR that failed validation: Ready=False naming the problem; everything else as
+/// it was (the children, if any, are left alone until the spec is fixed).
+pub fn invalid_status(cr: &ReverseWordsApp, problem: &str, now: Time) -> ReverseWordsAppStatus {
+    let mut status = cr.status.clone().unwrap_or_default();
+    let generation = cr.metadata.generation;
+    set_condition(
+        &mut status.conditions,
+        condition(
+            CONDITION_READY,
+            false,
+            REASON_INVALID_SPEC,
+            problem,
+            generation,
+            &now,
+        ),
+    );
+    status.observed_generation = generation;
+    status
+}
+
 /// Whether the CR reports Ready=True.
 pub fn is_ready(status: &ReverseWordsAppStatus) -> bool {
     status

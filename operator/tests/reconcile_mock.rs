@@ -15,6 +15,7 @@ use reverse_words_operator::crd::{ReverseWordsApp, ReverseWordsAppSpec};
 use reverse_words_operator::image::OperandImage;
 use reverse_words_operator::metrics::Metrics;
 use reverse_words_operator::reconcile::{self, Backoff, Context, FINALIZER};
+use reverse_words_operator::validate::validate;
 use reverse_words_operator::{desired, status};
 use serde_json::{Value, json};
 use support::mock::{self, Reply, step};
@@ -45,6 +46,7 @@ fn context(client: kube::Client) -> Arc<Context> {
         metrics: Arc::new(Metrics::new()),
         backoff: Backoff::new(Duration::from_secs(1), Duration::from_secs(60)),
         clock: fixed_now,
+        children: Default::default(),
     })
 }
 
@@ -77,7 +79,8 @@ fn server_deployment(replicas: i32, ready: i32) -> Value {
 }
 
 fn existing_deployment(cr: &ReverseWordsApp, replicas: i32, ready: i32) -> Value {
-    let mut d = serde_json::to_value(desired::deployment(cr, &OperandImage::default())).unwrap();
+    let app = validate(cr).unwrap();
+    let mut d = serde_json::to_value(desired::deployment(&app, &OperandImage::default())).unwrap();
     d["spec"]["replicas"] = json!(replicas);
     d["metadata"]["generation"] = json!(1);
     d["status"] = server_deployment(replicas, ready)["status"].clone();
@@ -85,7 +88,7 @@ fn existing_deployment(cr: &ReverseWordsApp, replicas: i32, ready: i32) -> Value
 }
 
 fn existing_service(cr: &ReverseWordsApp) -> Value {
-    serde_json::to_value(desired::service(cr)).unwrap()
+    serde_json::to_value(desired::service(&validate(cr).unwrap())).unwrap()
 }
 
 fn event_reasons(seen: &[mock::Seen]) -> Vec<String> {
@@ -125,14 +128,13 @@ async fn creates_deployment_and_service_and_writes_status() {
     let server = tokio::spawn(mock::serve(
         handle,
         vec![
-            step(Method::GET, DEP_PATH, Reply::Error(404, "NotFound")),
+            // 201 Created from the apply itself says the child is new: no GET before it.
             step(
                 Method::PATCH,
                 format!("{DEP_PATH}{APPLY_QUERY}"),
                 Reply::EchoWith(201, server_deployment(2, 0)),
             ),
             step(Method::POST, EVENTS_PATH, Reply::Echo(201)),
-            step(Method::GET, SVC_PATH, Reply::Error(404, "NotFound")),
             step(
                 Method::PATCH,
                 format!("{SVC_PATH}{APPLY_QUERY}"),
@@ -163,8 +165,10 @@ async fn creates_deployment_and_service_and_writes_status() {
         .unwrap();
     assert_eq!(action, Action::requeue(reconcile::NOT_READY_RESYNC));
     let seen = server.await.unwrap();
+    // Two applies, two events, the pod list and the status: 6 calls (8 with a GET per child).
+    assert_eq!(seen.len(), 6);
 
-    let dep = &seen[1];
+    let dep = &seen[0];
     assert_eq!(dep.content_type, "application/apply-patch+yaml");
     assert_eq!(dep.body["kind"], "Deployment");
     assert_eq!(dep.body["spec"]["replicas"], 2);
@@ -173,11 +177,22 @@ async fn creates_deployment_and_service_and_writes_status() {
         "quay.io/mavazque/reversewords:v0.0.2"
     );
     assert_eq!(dep.body["metadata"]["ownerReferences"][0]["uid"], "uid-1");
-    let svc = &seen[4];
+    let svc = &seen[2];
     assert_eq!(svc.body["spec"]["type"], "LoadBalancer");
     assert_eq!(event_reasons(&seen), ["Created", "Created"]);
+    let related: Vec<(&str, &str)> = [1, 3]
+        .iter()
+        .map(|&i| {
+            let r = &seen[i].body["related"];
+            (
+                r["apiVersion"].as_str().unwrap(),
+                r["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(related, [("apps/v1", "Deployment"), ("v1", "Service")]);
 
-    let st = &seen[7];
+    let st = &seen[5];
     assert_eq!(st.content_type, "application/merge-patch+json");
     assert_eq!(
         st.body["status"]["appPods"],
@@ -211,16 +226,10 @@ async fn second_pass_with_nothing_changed_writes_nothing() {
     let server = tokio::spawn(mock::serve(
         handle,
         vec![
-            step(Method::GET, DEP_PATH, Reply::Json(200, dep_value.clone())),
             step(
                 Method::PATCH,
                 format!("{DEP_PATH}{APPLY_QUERY}"),
                 Reply::Json(200, dep_value),
-            ),
-            step(
-                Method::GET,
-                SVC_PATH,
-                Reply::Json(200, existing_service(&cr)),
             ),
             step(
                 Method::PATCH,
@@ -235,6 +244,8 @@ async fn second_pass_with_nothing_changed_writes_nothing() {
         .unwrap();
     assert_eq!(action, Action::requeue(reconcile::READY_RESYNC));
     let seen = server.await.unwrap();
+    // Steady state: two applies and the pod list, 3 calls (5 with a GET per child).
+    assert_eq!(seen.len(), 3);
     assert!(
         event_reasons(&seen).is_empty(),
         "no events when nothing changed"
@@ -244,34 +255,85 @@ async fn second_pass_with_nothing_changed_writes_nothing() {
 #[tokio::test]
 async fn drift_is_corrected_and_a_deleted_service_recreated() {
     let (client, handle) = mock::client();
+    let ctx = context(client);
     let cr = cr(1, true);
-    let drifted = existing_deployment(&cr, 5, 5);
-    let corrected = existing_deployment(&cr, 1, 1);
+    let in_sync = existing_deployment(&cr, 1, 1);
+    // Someone scaled the Deployment to 5 (generation 2); the apply puts 1 back (generation 3).
+    let mut corrected = existing_deployment(&cr, 1, 1);
+    corrected["metadata"]["generation"] = json!(3);
+    corrected["status"]["observedGeneration"] = json!(2);
+    let pods = || {
+        step(
+            Method::GET,
+            PODS_PATH,
+            Reply::Json(
+                200,
+                json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": []}),
+            ),
+        )
+    };
+    let status_write = || {
+        step(
+            Method::PATCH,
+            format!("{CR_PATH}/status"),
+            Reply::Json(200, cr_json(&cr)),
+        )
+    };
     let server = tokio::spawn(mock::serve(
         handle,
         vec![
-            step(Method::GET, DEP_PATH, Reply::Json(200, drifted)),
+            // Pass 1: both children exist as desired.
+            step(
+                Method::PATCH,
+                format!("{DEP_PATH}{APPLY_QUERY}"),
+                Reply::Json(200, in_sync),
+            ),
+            step(
+                Method::PATCH,
+                format!("{SVC_PATH}{APPLY_QUERY}"),
+                Reply::Json(200, existing_service(&cr)),
+            ),
+            pods(),
+            status_write(),
+            // Pass 2: the Deployment drifted and the Service was deleted.
             step(
                 Method::PATCH,
                 format!("{DEP_PATH}{APPLY_QUERY}"),
                 Reply::Json(200, corrected),
             ),
             step(Method::POST, EVENTS_PATH, Reply::Echo(201)),
-            step(Method::GET, SVC_PATH, Reply::Error(404, "NotFound")),
             step(
                 Method::PATCH,
                 format!("{SVC_PATH}{APPLY_QUERY}"),
                 Reply::Echo(201),
             ),
             step(Method::POST, EVENTS_PATH, Reply::Echo(201)),
-            step(
-                Method::GET,
-                PODS_PATH,
-                Reply::Json(
-                    200,
-                    json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": []}),
-                ),
-            ),
+            pods(),
+            status_write(),
+        ],
+    ));
+    let cr = Arc::new(cr.clone());
+    reconcile::reconcile(cr.clone(), ctx.clone()).await.unwrap();
+    reconcile::reconcile(cr, ctx).await.unwrap();
+    let seen = server.await.unwrap();
+    assert_eq!(
+        seen[4].body["spec"]["replicas"], 1,
+        "desired replicas re-applied"
+    );
+    assert_eq!(event_reasons(&seen), ["Updated", "Created"]);
+}
+
+#[tokio::test]
+async fn an_invalid_cr_gets_a_condition_and_a_warning_and_no_children() {
+    let (client, handle) = mock::client();
+    let ctx = context(client);
+    let mut cr = cr(1, true);
+    // Stored under an older CRD without the tag pattern.
+    cr.spec.app_version = Some("v1:bad".into());
+    let server = tokio::spawn(mock::serve(
+        handle,
+        vec![
+            step(Method::POST, EVENTS_PATH, Reply::Echo(201)),
             step(
                 Method::PATCH,
                 format!("{CR_PATH}/status"),
@@ -279,15 +341,29 @@ async fn drift_is_corrected_and_a_deleted_service_recreated() {
             ),
         ],
     ));
-    reconcile::reconcile(Arc::new(cr), context(client))
+    let action = reconcile::reconcile(Arc::new(cr), ctx.clone())
         .await
         .unwrap();
+    assert_eq!(action, Action::await_change(), "only a spec change helps");
     let seen = server.await.unwrap();
-    assert_eq!(
-        seen[1].body["spec"]["replicas"], 1,
-        "desired replicas re-applied"
+    assert_eq!(event_reasons(&seen), ["InvalidSpec"]);
+    assert_eq!(seen[0].body["type"], "Warning");
+    let ready = &seen[1].body["status"]["conditions"][0];
+    assert_eq!(ready["type"], "Ready");
+    assert_eq!(ready["status"], "False");
+    assert_eq!(ready["reason"], "InvalidSpec");
+    assert!(
+        ready["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("spec.appVersion: \"v1:bad\""),
+        "{ready}"
     );
-    assert_eq!(event_reasons(&seen), ["Updated", "Created"]);
+    assert!(
+        ctx.metrics
+            .encode()
+            .contains("reverse_words_reconcile_errors_total{error=\"invalid\"} 1")
+    );
 }
 
 #[tokio::test]
@@ -334,9 +410,12 @@ async fn server_errors_fail_with_backoff_and_a_warning_event() {
     let server = tokio::spawn(mock::serve(
         handle,
         vec![
-            step(Method::GET, DEP_PATH, Reply::Error(500, "InternalError")),
+            step(
+                Method::PATCH,
+                format!("{DEP_PATH}{APPLY_QUERY}"),
+                Reply::Error(500, "InternalError"),
+            ),
             step(Method::POST, EVENTS_PATH, Reply::Echo(201)),
-            step(Method::GET, DEP_PATH, Reply::Error(404, "NotFound")),
             step(
                 Method::PATCH,
                 format!("{DEP_PATH}{APPLY_QUERY}"),
@@ -354,7 +433,8 @@ async fn server_errors_fail_with_backoff_and_a_warning_event() {
         .await
         .unwrap_err();
     assert!(
-        e1.to_string().contains("cannot get Deployment dp-example"),
+        e1.to_string()
+            .contains("cannot apply Deployment dp-example"),
         "{e1}"
     );
     assert_eq!(

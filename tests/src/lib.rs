@@ -3,14 +3,41 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// True under CI: `CI` is `true` (any case) or `1`, as CI services set it.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// A required prerequisite (a tool, a variable, a data folder) is missing: panics under CI
+/// (`CI=true`), where a skipped test is a test that cannot fail; elsewhere prints a visible
+/// `SKIP` line (straight to stderr, past the harness's capture) and the caller returns.
+///
+/// Cluster tests are the exception: `E2E_KUBECONFIG` (and other `E2E_*` variables) are opt-in
+/// and skip under CI too, since CI has no cluster: see [`skip_opt_in`] and [`e2e_kubeconfig`].
+#[track_caller]
+pub fn missing(test: &str, what: &str) {
+    if in_ci() {
+        panic!("{test}: test prerequisite missing under CI=true: {what} (outside CI it skips)");
+    }
+    skip_opt_in(test, what);
+}
+
+/// An opt-in prerequisite (a cluster) is not set: prints a `SKIP` line, under CI too.
+pub fn skip_opt_in(test: &str, what: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIP {test}: {what}");
+}
+
 /// The kubeconfig of the cluster for end-to-end tests, from `E2E_KUBECONFIG`. `None` (and a
-/// SKIP line on stderr) when unset, so the suites pass on machines without a cluster.
+/// SKIP line on stderr, under CI too: cluster tests are opt-in) when unset, so the suites pass
+/// on machines without a cluster.
 pub fn e2e_kubeconfig(test: &str) -> Option<PathBuf> {
     match std::env::var_os("E2E_KUBECONFIG") {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ => {
-            eprintln!(
-                "SKIP {test}: E2E_KUBECONFIG is not set (point it at a kind/k3d/any cluster to run)"
+            skip_opt_in(
+                test,
+                "E2E_KUBECONFIG is not set (point it at a kind/k3d/any cluster to run)",
             );
             None
         }

@@ -3,11 +3,14 @@
 //!
 //! - [`load`]: the on-disk bundle directory, read leniently.
 //! - [`kinds`]: the object kinds a registry+v1 bundle may carry.
-//! - [`names`]: the Kubernetes/OCI name grammars both generator and validators check.
 //! - [`generate`]: operator manifests + a CSV base in, a bundle [`crate::fsx::FileTree`] out.
 //! - [`validate`]: one module per validator suite, each producing typed [`validate::Finding`]s.
+//! - [`image`]: the bundle image (one layer of manifests/ and metadata/, labels from annotations).
+//! - [`crd_upgrade`]: whether one bundle's CRDs can replace another's without breaking stored
+//!   objects or clients (operator-controller's CRD upgrade-safety rules and more).
+pub mod crd_upgrade;
 pub mod generate;
+pub mod image;
 pub mod kinds;
 pub mod load;
-pub mod names;
 pub mod validate;

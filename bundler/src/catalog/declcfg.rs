@@ -49,10 +49,24 @@ impl std::fmt::Display for Source {
 /// here needs the pixels.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Icon {
-    #[serde(rename = "base64data", default)]
+    #[serde(rename = "base64data", default, deserialize_with = "canonical_base64")]
     pub data: String,
     #[serde(rename = "mediatype", default)]
     pub media_type: String,
+}
+
+/// opm holds `base64data` as bytes: it decodes the text (line breaks ignored) and writes it
+/// back as canonical base64, so a YAML `|` block (with its trailing newline) comes out as one
+/// plain line. Text that is not base64 is kept for validation to report.
+fn canonical_base64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let text = String::deserialize(d)?;
+    if !text.contains(['\n', '\r']) {
+        return Ok(text);
+    }
+    Ok(match super::b64::decode(&text) {
+        Some(bytes) => super::b64::encode(&bytes),
+        None => text,
+    })
 }
 
 /// `olm.package`.
@@ -316,7 +330,18 @@ impl DeclarativeConfig {
         out
     }
 
-    /// YAML as `opm render -o yaml` writes it: `---` before every document, keys sorted.
+    /// YAML exactly as `opm render -o yaml` writes it (go-yaml v2 through sigs.k8s.io/yaml):
+    /// `---` before every document.
+    pub fn to_go_yaml(&self) -> String {
+        let mut out = String::new();
+        self.visit_ordered(|v| {
+            out.push_str("---\n");
+            out.push_str(&super::goyaml::to_string(&v));
+        });
+        out
+    }
+
+    /// YAML with keys sorted: `---` before every document.
     pub fn to_yaml(&self) -> Result<String, serde_saphyr::SerializeError> {
         let mut out = String::new();
         let mut err = None;
@@ -388,6 +413,16 @@ pub fn package_file(root: &Path, package: &str, ext: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn icon_block_text_becomes_canonical_base64() {
+        let p: Package = serde_json::from_value(serde_json::json!({
+            "schema": "olm.package", "name": "p",
+            "icon": {"base64data": "aGVs\nbG8=\n", "mediatype": "image/png"}
+        }))
+        .unwrap();
+        assert_eq!(p.icon.unwrap().data, "aGVsbG8=");
+    }
 
     #[test]
     fn bundle_writes_image_even_when_empty_and_omits_empty_lists() {

@@ -12,7 +12,7 @@ use semver::Version;
 
 use super::declcfg::{DeclarativeConfig, SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE};
 use super::property::TYPE_PACKAGE;
-use super::semver_range::{self, Range};
+use crate::grammar::semver_range::{self, Range};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -4,23 +4,26 @@
 //! - [`property`]: bundle properties, raw with a typed view.
 //! - [`validate`]: every `opm validate` rule plus extra warnings, as a [`diagnostic::Report`].
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
-//! - [`semver_range`]: blang/semver versions and ranges, as OLM's skipRange uses them.
+//! - [`crd_upgrades`]: CRD upgrade safety of every upgrade edge a catalog offers.
+//! - [`olmv1`]: which bundles of each package OLM v1 could install.
 
 pub mod add;
 pub mod b64;
 pub mod convert;
+pub mod crd_upgrades;
 pub mod declcfg;
 pub mod diagnostic;
+pub mod gonum;
+pub mod goyaml;
 pub mod graph;
 pub mod ignore;
-pub mod imageref;
 pub mod init;
 pub mod list;
 pub mod load;
 pub mod model;
+pub mod olmv1;
 pub mod property;
 pub mod render;
-pub mod semver_range;
 pub mod substitutes;
 pub mod synth;
 pub mod template;

@@ -14,8 +14,8 @@ use semver::Version;
 use super::declcfg::{self, DeclarativeConfig, Icon, Property, RelatedImage};
 use super::diagnostic::Report;
 use super::property::{Gvk, PackageRequired, TypedProperty};
-use super::semver_range::Range;
 use super::validate;
+use crate::grammar::semver_range::Range;
 
 /// Why a catalog directory could not become a model.
 #[derive(Debug, thiserror::Error)]

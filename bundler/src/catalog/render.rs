@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::declcfg::{Bundle, DeclarativeConfig, RelatedImage, SCHEMA_BUNDLE};
 use super::property::{CsvMetadata, Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_PACKAGE};
-use crate::bundle::load::{BundleDir, LoadError as BundleLoadError};
+use crate::bundle::load::{BundleDir, LoadError as BundleLoadError, Manifest};
 
 /// How manifests are carried in the rendered bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,33 +49,71 @@ fn invalid(dir: &Path, message: impl Into<String>) -> RenderError {
     }
 }
 
-/// Renders a reference: a bundle directory (has `manifests/` and `metadata/`), a catalog
-/// directory or file, or (not available offline) an image.
-pub fn render_ref(reference: &str, form: Form) -> Result<DeclarativeConfig, RenderError> {
+/// The form opm gives a bundle it renders (`ObjectsAndPropertiesFromBundle`): one
+/// `olm.bundle.object` per manifest when the bundle has no image reference (a directory),
+/// one `olm.csv.metadata` when it has one (a bundle image, or a directory given `--image`).
+pub fn opm_form(image: &str) -> Form {
+    if image.is_empty() {
+        Form::BundleObjects
+    } else {
+        Form::CsvMetadata
+    }
+}
+
+/// opm's `--migrate-level`: which migrations run on what was rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MigrateLevel {
+    /// opm's default: catalogs keep their form.
+    #[default]
+    None,
+    /// `bundle-object-to-csv-metadata`: bundles with an image and a CSV object get one
+    /// `olm.csv.metadata` instead of their `olm.bundle.object`s.
+    BundleObjectToCsvMetadata,
+}
+
+/// Runs the migrations of `level` on every bundle, as opm does after rendering: a bundle
+/// without an image (a rendered directory) or without a CSV object is left as it is.
+pub fn migrate(cfg: &mut DeclarativeConfig, level: MigrateLevel) {
+    if level == MigrateLevel::None {
+        return;
+    }
+    for b in &mut cfg.bundles {
+        if !b.image.is_empty() {
+            migrate_to_csv_metadata(b);
+        }
+    }
+}
+
+/// Renders a reference as `opm render` does: a bundle directory (has `manifests/` and
+/// `metadata/`; no image, so `olm.bundle.object` form) or a catalog directory or file (kept in
+/// its form). Images are pulled by the caller. Migrations are the caller's ([`migrate`]).
+pub fn render_ref(reference: &str) -> Result<DeclarativeConfig, RenderError> {
     let path = Path::new(reference);
     if path.is_dir() && path.join("manifests").is_dir() && path.join("metadata").is_dir() {
-        let b = render_bundle_dir(path, "", form)?;
+        let b = render_bundle_dir(path, "", opm_form(""))?;
         let mut cfg = DeclarativeConfig::default();
         cfg.bundles.push(b);
         return Ok(cfg);
     }
+    if path.is_dir() && path.join("metadata/annotations.yaml").is_file() {
+        // Looks like a bundle but is not one: read as a catalog it would give one error per
+        // manifest. opm refuses it too.
+        return Err(invalid(
+            path,
+            "a bundle directory needs manifests/ beside metadata/ (its manifests are not in manifests/)",
+        ));
+    }
     if path.exists() {
-        let mut cfg = super::load::load_dir(path)?;
-        if form == Form::CsvMetadata {
-            for b in &mut cfg.bundles {
-                migrate_to_csv_metadata(b);
-            }
-        }
-        return Ok(cfg);
+        return Ok(super::load::load_dir(path)?);
     }
     Err(RenderError::ImageRef(reference.to_string()))
 }
 
-/// Go's `json.Marshal` of an unstructured object: keys sorted, `<`, `>`, `&`, U+2028 and
-/// U+2029 escaped.
+/// Go's `json.Marshal` of an unstructured object: keys sorted, floats as Go writes them
+/// (`100.0` is `100`), `<`, `>`, `&`, U+2028 and U+2029 escaped.
 pub fn go_json(v: &Value) -> String {
     let sorted = super::declcfg::sort_keys(v.clone());
-    let s = serde_json::to_string(&sorted).unwrap_or_default();
+    let s = super::gonum::to_compact_string(&sorted);
     if !s.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
         return s;
     }
@@ -177,8 +215,9 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
             })?);
         }
     }
+    let objects = opm_objects(&bd, &name);
     // Provided APIs: every version of every CRD in the bundle, and owned APIServices.
-    for m in &bd.manifests {
+    for m in &objects {
         if m.kind() != "CustomResourceDefinition" {
             continue;
         }
@@ -221,7 +260,7 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
             str_at(a, "/kind"),
         ));
     }
-    for (i, d) in bd.dependencies.iter().enumerate() {
+    for (i, d) in opm_dependencies(&bd).iter().enumerate() {
         let ty = str_at(d, "/type");
         let value = d.get("value").cloned().unwrap_or(Value::Null);
         match ty {
@@ -271,11 +310,15 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
 
     match form {
         Form::BundleObjects => {
-            for m in &bd.manifests {
-                props.push(Property::bundle_object(super::b64::encode(
-                    go_json(&m.object).as_bytes(),
-                )));
-            }
+            // opm sorts every property by (type, value text), bundle objects included, then
+            // moves the bundle objects to the end: they come out ordered by their base64 text,
+            // not by file name.
+            let mut objects: Vec<String> = objects
+                .iter()
+                .map(|m| super::b64::encode(go_json(&m.object).as_bytes()))
+                .collect();
+            objects.sort();
+            props.extend(objects.into_iter().map(Property::bundle_object));
         }
         Form::CsvMetadata => props.push(Property::build(TYPE_CSV_METADATA, &csv_metadata(csv))),
     }
@@ -323,6 +366,63 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
         related_images: related,
         source: Default::default(),
     })
+}
+
+/// The objects opm's bundle loader keeps (operator-registry `loadBundle`): it decodes one
+/// object per file, so only the first document of a multi-document file counts, and it drops
+/// any CSV but the bundle's.
+fn opm_objects<'a>(bd: &'a BundleDir, csv_name: &str) -> Vec<&'a Manifest> {
+    let mut out: Vec<&Manifest> = Vec::with_capacity(bd.manifests.len());
+    for m in &bd.manifests {
+        if out.last().is_some_and(|prev| prev.file == m.file) {
+            continue;
+        }
+        if m.kind() == "ClusterServiceVersion" && str_at(&m.object, "/metadata/name") != csv_name {
+            continue;
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// The dependencies opm reads (operator-registry `NewImageInput`): not only
+/// `metadata/dependencies.yaml` but the first file of `metadata/`, in name order, that is not
+/// the annotations file and holds a non-empty `dependencies` list (real bundles keep them in
+/// `properties.yaml`).
+fn opm_dependencies(bd: &BundleDir) -> Vec<Value> {
+    let Ok(rd) = std::fs::read_dir(bd.root.join("metadata")) else {
+        return bd.dependencies.clone();
+    };
+    let mut files: Vec<_> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let mut annotations_found = false;
+    for path in files {
+        let Ok(docs) = crate::yaml::load_documents(&path) else {
+            continue;
+        };
+        let Some(doc) = docs.into_iter().next() else {
+            continue;
+        };
+        if !annotations_found
+            && doc
+                .get("annotations")
+                .and_then(Value::as_object)
+                .is_some_and(|m| !m.is_empty())
+        {
+            annotations_found = true;
+            continue;
+        }
+        if let Some(Value::Array(list)) = doc.get("dependencies")
+            && !list.is_empty()
+        {
+            return list.clone();
+        }
+    }
+    bd.dependencies.clone()
 }
 
 fn raw_property(v: &Value) -> Option<Property> {
@@ -431,7 +531,7 @@ mod tests {
 
     #[test]
     fn image_refs_are_a_clear_error() {
-        let e = render_ref("quay.io/foo/bar:v1", Form::default()).unwrap_err();
+        let e = render_ref("quay.io/foo/bar:v1").unwrap_err();
         assert!(e.to_string().contains("images are pulled first"), "{e}");
     }
 

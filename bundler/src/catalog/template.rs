@@ -17,7 +17,7 @@ use super::declcfg::{
     SCHEMA_PACKAGE,
 };
 use super::render::{self, Form, RenderError};
-use super::semver_range;
+use crate::grammar::semver_range;
 
 pub const SCHEMA_BASIC: &str = "olm.template.basic";
 pub const SCHEMA_SEMVER: &str = "olm.semver";
@@ -27,6 +27,9 @@ pub const SCHEMA_SUBSTITUTES: &str = "olm.template.substitutes";
 pub enum TemplateError {
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
+    /// Two entries render to the same bundle name (a version added twice, with two images).
+    #[error("{path}: duplicate bundle name {name:?}")]
+    DuplicateBundle { path: String, name: String },
     #[error(transparent)]
     Yaml(#[from] crate::yaml::YamlError),
     #[error(transparent)]
@@ -510,7 +513,10 @@ pub fn render_semver(
             ));
         }
         if by_name.insert(b.name.clone(), r).is_some() {
-            return Err(invalid(path, format!("duplicate bundle name {:?}", b.name)));
+            return Err(TemplateError::DuplicateBundle {
+                path: path.display().to_string(),
+                name: b.name.clone(),
+            });
         }
         let v = b
             .properties

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use semver::Version;
 
 use super::model::{Bundle, Channel, Model};
-use super::semver_range;
+use crate::grammar::semver_range;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum UpgradeError {

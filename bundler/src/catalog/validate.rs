@@ -16,7 +16,7 @@ use super::declcfg::{
 };
 use super::diagnostic::{Diagnostic, Report, Severity};
 use super::property::{Gvk, PackageRequired, TypedProperty};
-use super::semver_range::{self, Range};
+use crate::grammar::semver_range::{self, Range};
 
 /// The facts of a bundle that validation and the model need, parsed once.
 #[derive(Debug, Clone, Default)]
@@ -151,7 +151,7 @@ fn image_checks(b: &Bundle, out: &mut Vec<Diagnostic>) {
             .bundle(&b.name)
     };
     if !b.image.is_empty()
-        && let Err(e) = super::imageref::validate(&b.image)
+        && let Err(e) = crate::grammar::image_ref::validate(&b.image)
     {
         out.push(
             located(
@@ -166,7 +166,7 @@ fn image_checks(b: &Bundle, out: &mut Vec<Diagnostic>) {
     }
     for (i, ri) in b.related_images.iter().enumerate() {
         if !ri.image.is_empty()
-            && let Err(e) = super::imageref::validate(&ri.image)
+            && let Err(e) = crate::grammar::image_ref::validate(&ri.image)
         {
             out.push(
                 located(
@@ -180,28 +180,6 @@ fn image_checks(b: &Bundle, out: &mut Vec<Diagnostic>) {
             );
         }
     }
-}
-
-/// Kubernetes' DNS-1123 label check, with its messages.
-fn dns1123_label_errors(name: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if name.len() > 63 {
-        errs.push("must be no more than 63 characters".to_string());
-    }
-    let b = name.as_bytes();
-    let ok = !b.is_empty()
-        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
-    if !ok {
-        if name.contains('.') {
-            errs.push("must not contain dots".into());
-        } else {
-            errs.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".into());
-        }
-    }
-    errs
 }
 
 /// Runs every check and returns the sorted findings.
@@ -242,7 +220,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
             );
             continue;
         }
-        let errs = dns1123_label_errors(&p.name);
+        let errs = crate::grammar::k8s_names::dns1123_label(&p.name);
         if !errs.is_empty() {
             out.push(
                 err(

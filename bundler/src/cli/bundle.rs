@@ -5,13 +5,18 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand, ValueEnum};
-use serde::Deserialize;
+use clap::{Args, Subcommand};
 
-use olm_bundler::bundle::generate::{self, GenerateInput, GenerateOptions, OWNED_DIRS};
+use olm_bundler::bundle::generate::config;
 use olm_bundler::bundle::load::{BundleDir, LoadError};
 use olm_bundler::bundle::validate::{self, Finding, Level, Options, Report, Suite};
-use olm_bundler::yaml::{self, YamlError};
+use olm_bundler::grammar::semver_range;
+use olm_bundler::ops::bundle_generate::{self, BundleGenerateError, Manifests, Mode, Outcome};
+use olm_bundler::ops::bundle_source;
+use olm_bundler::yaml::YamlError;
+
+use super::args::OutputFormat;
+use super::progress::Spinner;
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCommand {
@@ -23,6 +28,9 @@ pub enum BundleCommand {
     Validate(ValidateArgs),
     /// Build the bundle image (one layer: manifests/, metadata/, tests/scorecard/).
     Build(super::image::BundleBuildArgs),
+    /// Compare the CRDs of two bundles (directories or images) and fail on changes that
+    /// break stored objects or clients, as OLM v1's CRD upgrade-safety preflight would.
+    CheckUpgrade(super::upgrade_check::CheckUpgradeArgs),
 }
 
 pub async fn run(cmd: BundleCommand) -> anyhow::Result<ExitCode> {
@@ -30,6 +38,7 @@ pub async fn run(cmd: BundleCommand) -> anyhow::Result<ExitCode> {
         BundleCommand::Generate(args) => Ok(run_generate(*args)),
         BundleCommand::Validate(args) => Ok(run_validate(args).await),
         BundleCommand::Build(args) => super::image::bundle_build(args).await,
+        BundleCommand::CheckUpgrade(args) => Ok(super::upgrade_check::check_upgrade(args).await),
     }
 }
 
@@ -54,7 +63,7 @@ pub struct GenerateArgs {
     pub config: Option<PathBuf>,
     /// The operator's manifests: a directory (searched recursively), one multi-document YAML
     /// file, or `-` for a stream on stdin (e.g. `kustomize build config/default | ...`).
-    #[arg(long)]
+    #[arg(long, alias = "input-dir")]
     pub manifests: Option<String>,
     /// The CSV base with the hand-written metadata (display name, description, icon, ...).
     /// Optional when the manifests include it (`kustomize build config/manifests`).
@@ -84,275 +93,125 @@ pub struct GenerateArgs {
     /// Minimum Kubernetes version, e.g. `1.25.0`.
     #[arg(long)]
     pub min_kube_version: Option<String>,
-    /// Also write tests/scorecard/config.yaml (and its labels).
+    /// Also write tests/scorecard/config.yaml (and its labels) with operator-sdk's default
+    /// tests, when the manifests hold no scorecard Configuration (config/scorecard) of their
+    /// own; when they do, that one is written.
     #[arg(long)]
     pub scorecard: bool,
-    /// Scorecard test image (implies --scorecard).
+    /// Scorecard test image of the default tests (implies --scorecard).
     #[arg(long)]
     pub scorecard_image: Option<String>,
     /// ServiceAccounts besides the Deployments' whose RBAC goes into the CSV, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub extra_service_accounts: Vec<String>,
+    /// Beyond operator-sdk: list every container image in relatedImages (by tag, named after
+    /// the container) besides RELATED_IMAGE_* variables, keep the base's relatedImages, and
+    /// set the containerImage annotation to the operator's image.
+    #[arg(long)]
+    pub related_images_from_containers: bool,
+    /// Beyond operator-sdk: fill empty owned-CRD displayName (from the kind) and description
+    /// (from the schema), as `operator-sdk generate kustomize manifests` does in Go bases.
+    #[arg(long)]
+    pub fill_crd_descriptions: bool,
     /// Output directory.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', alias = "output-dir")]
     pub output: Option<PathBuf>,
+    /// operator-sdk's flag, accepted so `$(BUNDLE_GEN_FLAGS)` works unchanged: olm always
+    /// rewrites the files it owns (and keeps createdAt when nothing else changed).
+    #[arg(long, hide = true)]
+    pub overwrite: bool,
     /// Do not write; exit 1 and print a diff when the output directory is not what would be
     /// generated (for CI).
     #[arg(long)]
     pub check: bool,
 }
 
-/// The `--config` file: the flags, by the same names.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub(super) struct GenerateConfig {
-    pub(super) manifests: Option<String>,
-    pub(super) csv_base: Option<PathBuf>,
-    pub(super) package: Option<String>,
-    pub(super) version: Option<String>,
-    #[serde(default)]
-    pub(super) channels: Channels,
-    pub(super) default_channel: Option<String>,
-    pub(super) replaces: Option<String>,
-    #[serde(default)]
-    pub(super) skips: Vec<String>,
-    pub(super) skip_range: Option<String>,
-    pub(super) min_kube_version: Option<String>,
-    #[serde(default)]
-    pub(super) scorecard: bool,
-    pub(super) scorecard_image: Option<String>,
-    #[serde(default)]
-    pub(super) extra_service_accounts: Vec<String>,
-    pub(super) output: Option<PathBuf>,
-}
-
-/// Channels as a YAML list or a comma-separated string.
-#[derive(Debug, Default, Deserialize)]
-#[serde(untagged)]
-pub(super) enum Channels {
-    #[default]
-    None,
-    List(Vec<String>),
-    Text(String),
-}
-
-impl Channels {
-    pub(super) fn to_vec(&self) -> Vec<String> {
-        match self {
-            Channels::None => Vec::new(),
-            Channels::List(v) => v.clone(),
-            Channels::Text(s) => s.split(',').map(|c| c.trim().to_string()).collect(),
+impl GenerateArgs {
+    /// What the flags set, over the `--config` file.
+    fn overrides(self) -> config::Overrides {
+        config::Overrides {
+            manifests: self.manifests,
+            csv_base: self.csv_base,
+            package: self.package,
+            version: self.version,
+            channels: self.channels,
+            default_channel: self.default_channel,
+            replaces: self.replaces,
+            skips: self.skips,
+            skip_range: self.skip_range,
+            min_kube_version: self.min_kube_version,
+            scorecard: self.scorecard,
+            scorecard_image: self.scorecard_image,
+            extra_service_accounts: self.extra_service_accounts,
+            related_images_from_containers: self.related_images_from_containers,
+            fill_crd_descriptions: self.fill_crd_descriptions,
+            output: self.output,
         }
     }
-}
-
-struct Resolved {
-    manifests: String,
-    /// `None`: the CSV base comes with the manifests.
-    csv_base: Option<PathBuf>,
-    output: PathBuf,
-    options: GenerateOptions,
-}
-
-fn resolve(args: GenerateArgs) -> Result<Resolved, String> {
-    let (cfg, base_dir) = match &args.config {
-        Some(path) => {
-            let cfg: GenerateConfig = yaml::load_one(path).map_err(|e| e.to_string())?;
-            (
-                cfg,
-                path.parent().map(Path::to_path_buf).unwrap_or_default(),
-            )
-        }
-        None => (GenerateConfig::default(), PathBuf::new()),
-    };
-    let rel = |p: PathBuf| {
-        if p.is_absolute() {
-            p
-        } else {
-            lexically_normal(&base_dir.join(p))
-        }
-    };
-    let manifests = args
-        .manifests
-        .or_else(|| {
-            cfg.manifests.map(|m| {
-                if m == "-" {
-                    m
-                } else {
-                    rel(PathBuf::from(m)).display().to_string()
-                }
-            })
-        })
-        .ok_or("--manifests is required (a directory, or - for stdin)")?;
-    let csv_base = args.csv_base.or_else(|| cfg.csv_base.map(rel));
-    let package = args
-        .package
-        .or(cfg.package)
-        .ok_or("--package is required")?;
-    let version_text = args
-        .version
-        .or(cfg.version)
-        .ok_or("--version is required")?;
-    let version = semver::Version::parse(version_text.trim_start_matches('v')).map_err(|e| {
-        format!("--version {version_text:?} is not a semantic version (MAJOR.MINOR.PATCH): {e}")
-    })?;
-    let mut channels = if args.channels.is_empty() {
-        cfg.channels.to_vec()
-    } else {
-        args.channels
-    };
-    channels.retain(|c| !c.is_empty());
-    if channels.is_empty() {
-        return Err("--channels is required (comma-separated, e.g. stable)".into());
-    }
-    let scorecard_image = args.scorecard_image.or(cfg.scorecard_image).or_else(|| {
-        (args.scorecard || cfg.scorecard).then(|| generate::DEFAULT_SCORECARD_IMAGE.to_string())
-    });
-    Ok(Resolved {
-        manifests,
-        csv_base,
-        output: args
-            .output
-            .or_else(|| cfg.output.map(rel))
-            .unwrap_or_else(|| PathBuf::from("bundle")),
-        options: GenerateOptions {
-            package,
-            version,
-            channels,
-            default_channel: args.default_channel.or(cfg.default_channel),
-            replaces: args.replaces.or(cfg.replaces),
-            skips: if args.skips.is_empty() {
-                cfg.skips
-            } else {
-                args.skips
-            },
-            skip_range: args.skip_range.or(cfg.skip_range),
-            min_kube_version: args.min_kube_version.or(cfg.min_kube_version),
-            scorecard_image,
-            extra_service_accounts: if args.extra_service_accounts.is_empty() {
-                cfg.extra_service_accounts
-            } else {
-                args.extra_service_accounts
-            },
-            created_at: String::new(),
-        },
-    })
 }
 
 fn run_generate(args: GenerateArgs) -> ExitCode {
-    let check = args.check;
-    let mut r = match resolve(args) {
+    let mode = if args.check { Mode::Check } else { Mode::Write };
+    let file = match args.config.as_deref().map(config::LoadedConfig::load) {
+        None => None,
+        Some(Ok(f)) => Some(f),
+        Some(Err(e)) => return usage(e),
+    };
+    let mut settings = match config::resolve(args.overrides(), file.as_ref()) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    let manifests = match settings.manifests.take().as_deref() {
+        None => return generate_error(BundleGenerateError::NoManifests),
+        Some("-") => {
+            let mut text = String::new();
+            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+                return usage(format!("cannot read the manifests from stdin: {e}"));
+            }
+            Manifests::Stream {
+                name: "<stdin>".into(),
+                text,
+            }
+        }
+        Some(path) => Manifests::Path(PathBuf::from(path)),
+    };
+    let out = settings.output.clone();
+    let (warnings, outcome) = match bundle_generate::run(settings, &manifests, mode) {
         Ok(r) => r,
-        Err(e) => return usage(e),
+        Err(e) => return generate_error(e),
     };
-    r.options.created_at = match generate::files::created_at_for_new_content() {
-        Ok(c) => c,
-        Err(e) => return usage(e),
-    };
-    let manifests = if r.manifests == "-" {
-        let mut text = String::new();
-        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-            return usage(format!("cannot read the manifests from stdin: {e}"));
-        }
-        generate::input::parse_stream("<stdin>", &text)
-    } else {
-        let path = Path::new(&r.manifests);
-        if path.is_dir() {
-            generate::input::read_dir(path)
-        } else if path.is_file() {
-            match yaml::read_file(path).and_then(|b| yaml::utf8(path, &b).map(str::to_string)) {
-                Ok(text) => generate::input::parse_stream(&path.display().to_string(), &text),
-                Err(e) => return usage(e),
-            }
-        } else {
-            return usage(format!(
-                "--manifests {}: no such file or directory (use - to read a stream from stdin)",
-                path.display()
-            ));
-        }
-    };
-    let mut manifests = match manifests {
-        Ok(m) => m,
-        Err(e) => {
-            return failure(&anyhow::Error::new(e).context("cannot read the operator manifests"));
-        }
-    };
-    let (csv_base, csv_base_path) = match &r.csv_base {
-        Some(path) => match yaml::load_one::<serde_json::Value>(path) {
-            Ok(v) => (v, path.clone()),
-            Err(e @ YamlError::Io { .. }) => return usage(e),
-            Err(e) => return failure(&anyhow::Error::new(e).context("cannot read the CSV base")),
-        },
-        None => match generate::take_csv_base(&mut manifests) {
-            Ok(Some(base)) => (base.object, PathBuf::from(base.source)),
-            Ok(None) => {
-                return usage(
-                    "--csv-base is required when the manifests hold no ClusterServiceVersion",
-                );
-            }
-            Err(e) => return failure(&anyhow::Error::new(e)),
-        },
-    };
-    let input = GenerateInput {
-        manifests,
-        csv_base,
-        csv_base_path,
-        options: r.options,
-        previous: generate::read_previous(&r.output),
-    };
-    let generated = match generate::generate(&input) {
-        Ok(g) => g,
-        Err(e @ generate::GenerateError::Options(_)) => return usage(e),
-        Err(e) => return failure(&anyhow::Error::new(e).context("cannot generate the bundle")),
-    };
-    for w in &generated.warnings {
+    for w in &warnings {
         eprintln!("warning: {w}");
     }
-    let out = &r.output;
-    if check {
-        let stale = generated.tree.diff_against(out, &OWNED_DIRS);
-        if stale.is_empty() {
+    match outcome {
+        Outcome::UpToDate => {
             println!("{} is up to date", out.display());
-            return ExitCode::SUCCESS;
+            ExitCode::SUCCESS
         }
-        for rel in &stale {
-            let old = std::fs::read_to_string(out.join(rel)).unwrap_or_default();
-            let new = generated
-                .tree
-                .get(rel)
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-                .unwrap_or_default();
-            print!(
-                "{}",
-                generate::diff::unified(&rel.display().to_string(), &old, &new)
+        Outcome::Stale(stale) => {
+            for f in &stale {
+                print!("{}", f.diff);
+            }
+            eprintln!(
+                "error: {} is stale: {} file(s) differ from what `olm bundle generate` produces ({}); regenerate it and commit the result",
+                out.display(),
+                stale.len(),
+                stale
+                    .iter()
+                    .map(|f| f.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
+            ExitCode::FAILURE
         }
-        eprintln!(
-            "error: {} is stale: {} file(s) differ from what `olm bundle generate` produces ({}); regenerate it and commit the result",
-            out.display(),
-            stale.len(),
-            stale
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        return ExitCode::FAILURE;
-    }
-    let changes = match generated.tree.write(out, &OWNED_DIRS) {
-        Ok(c) => c,
-        Err(e) => return usage(e),
-    };
-    eprintln!(
-        "{}: {} written, {} removed, {} unchanged",
-        out.display(),
-        changes.written.len(),
-        changes.removed.len(),
-        changes.unchanged
-    );
-    // Check the result with the default suite, as CI would.
-    match validate::validate_dir(out, &Options::default()) {
-        Ok(report) => {
+        Outcome::Written { changes, report } => {
+            eprintln!(
+                "{}: {} written, {} removed, {} unchanged",
+                out.display(),
+                changes.written.len(),
+                changes.removed.len(),
+                changes.unchanged
+            );
             for f in &report.findings {
                 eprintln!("{}", render_finding(f));
             }
@@ -362,16 +221,15 @@ fn run_generate(args: GenerateArgs) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Err(e) => failure(&anyhow::Error::new(e).context("cannot read back the generated bundle")),
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, ValueEnum)]
-pub enum OutputFormat {
-    #[default]
-    Text,
-    /// `{"passed":bool,"outputs":[{"type","message",...}]}`
-    Json,
+fn generate_error(e: BundleGenerateError) -> ExitCode {
+    if e.is_usage() {
+        usage(e)
+    } else {
+        failure(&anyhow::Error::new(e))
+    }
 }
 
 /// `olm bundle validate <dir>`.
@@ -381,10 +239,16 @@ pub struct ValidateArgs {
     /// is pulled and unpacked to a temporary directory first.
     pub bundle: String,
     #[command(flatten)]
-    pub registry: super::image::RegistryArgs,
+    pub registry: super::args::RegistryArgs,
     /// Optional suites to run too, comma-separated or repeated: operatorhub, capabilities,
-    /// categories, good-practices, deprecated-apis, object, or all.
-    #[arg(long = "select-optional", short = 's', value_delimiter = ',')]
+    /// categories, good-practices, deprecated-apis, object, or all; and olmv1 (what OLM v1's
+    /// operator-controller refuses) or olmv1-experimental (its experimental feature set).
+    #[arg(
+        long = "select-optional",
+        short = 's',
+        visible_alias = "suite",
+        value_delimiter = ','
+    )]
     pub select_optional: Vec<String>,
     /// Settings of optional suites: `k8s-version=1.25`.
     #[arg(long = "optional-values", value_delimiter = ',')]
@@ -401,11 +265,6 @@ pub struct ValidateArgs {
     pub categories: Option<String>,
 }
 
-fn looks_like_image_reference(s: &str) -> bool {
-    (s.contains('/') || s.contains(':') || s.contains('@'))
-        && olm_bundler::bundle::names::check_image_reference(s).is_ok()
-}
-
 async fn run_validate(args: ValidateArgs) -> ExitCode {
     let mut opts = Options::default();
     for s in &args.select_optional {
@@ -416,7 +275,7 @@ async fn run_validate(args: ValidateArgs) -> ExitCode {
     }
     for kv in &args.optional_values {
         match kv.split_once('=') {
-            Some(("k8s-version", v)) => match olm_bundler::bundle::names::parse_tolerant(v) {
+            Some(("k8s-version", v)) => match semver_range::parse_version_tolerant(v) {
                 Ok(ver) => opts.k8s_version = Some(ver),
                 Err(_) => {
                     return usage(format!(
@@ -439,32 +298,20 @@ async fn run_validate(args: ValidateArgs) -> ExitCode {
             Err(e) => return usage(format!("OPERATOR_BUNDLE_CATEGORIES: {e}")),
         }
     }
-    let mut path = Path::new(&args.bundle).to_path_buf();
-    // Kept alive until validation is done: the unpacked image lives in it.
-    let mut _unpacked = None;
-    if !path.is_dir() {
-        let is_image = args.bundle.starts_with("oci:")
-            || (!path.exists() && looks_like_image_reference(&args.bundle));
-        if !is_image {
-            return usage(format!("{}: not a bundle directory", path.display()));
-        }
-        let opts = match args.registry.options() {
-            Ok(o) => o,
-            Err(e) => return usage(e),
-        };
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => return usage(format!("cannot create a temporary directory: {e}")),
-        };
-        if let Err(e) =
-            olm_bundler::image::transfer::pull_to_dir(&args.bundle, dir.path(), &opts).await
-        {
-            return failure(&anyhow::anyhow!(e).context(format!("cannot pull {}", args.bundle)));
-        }
-        path = dir.path().to_path_buf();
-        _unpacked = Some(dir);
-    }
-    let path = path.as_path();
+    let registry = match args.registry.options() {
+        Ok(o) => o,
+        Err(e) => return usage(e),
+    };
+    // Kept alive until validation is done: an unpacked image lives in it.
+    let pulling = bundle_source::names_an_image(&args.bundle)
+        .then(|| Spinner::start(format!("Pulling {}", args.bundle)));
+    let bundle = match bundle_source::fetch(&args.bundle, &registry).await {
+        Ok(b) => b,
+        Err(e) if e.is_usage() => return usage(e),
+        Err(e) => return failure(&anyhow::Error::new(e)),
+    };
+    drop(pulling);
+    let path = bundle.dir();
     let report =
         match BundleDir::load(path) {
             Ok(b) => validate::validate(&b, &opts),
@@ -539,46 +386,5 @@ fn print_text(path: &Path, report: &Report, strict: bool) {
             "{}: FAILED: {errors} error(s), {warnings} warning(s)",
             path.display()
         );
-    }
-}
-
-/// `a/b/../c` -> `a/c`, without touching the file system, so messages show the path a user
-/// would type (`bundle`, not `operator/olm/../../bundle`). A leading `..` is kept.
-fn lexically_normal(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
-                    out.pop();
-                } else {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::lexically_normal;
-    use std::path::{Path, PathBuf};
-
-    #[test]
-    fn config_relative_paths_are_shown_normalised() {
-        let n = |s: &str| lexically_normal(Path::new(s));
-        assert_eq!(n("operator/olm/../../bundle"), PathBuf::from("bundle"));
-        assert_eq!(n("./a/./b"), PathBuf::from("a/b"));
-        assert_eq!(n("../x/../y"), PathBuf::from("../y"));
-        assert_eq!(n("a/.."), PathBuf::from("."));
-        assert_eq!(n("/a/../b"), PathBuf::from("/b"));
     }
 }

@@ -35,6 +35,9 @@ pub enum CatalogCommand {
     Synthesize(SynthArgs),
     /// Serve the catalog over operator-registry's gRPC API (like `opm serve`), port 50051.
     Serve(super::serve::ServeArgs),
+    /// Check the CRDs along every upgrade edge (replaces, skips, skipRange) for changes that
+    /// break stored objects or clients.
+    CheckUpgrades(super::upgrade_check::CheckUpgradesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -59,6 +62,7 @@ pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
         CatalogCommand::Build(args) => super::image::catalog_build(args).await,
         CatalogCommand::Synthesize(a) => synth_cmd(a),
         CatalogCommand::Serve(a) => super::serve::run(a).await,
+        CatalogCommand::CheckUpgrades(a) => Ok(super::upgrade_check::check_upgrades(a)),
     }
 }
 
@@ -105,14 +109,41 @@ pub struct RenderArgs {
     #[arg(required = true)]
     pub refs: Vec<String>,
     #[command(flatten)]
-    pub registry: super::image::RegistryArgs,
+    pub registry: super::args::RegistryArgs,
     #[arg(short, long, value_enum, default_value = "json")]
     pub output: FbcFormat,
-    /// The bundle image reference to record for a single bundle directory.
+    /// The bundle image reference to record for a single bundle directory (opm's
+    /// `--image-ref-template` for one bundle): the bundle is then written as
+    /// `olm.csv.metadata`, as opm writes a bundle that has an image.
     #[arg(long)]
     pub image: Option<String>,
-    #[command(flatten)]
-    pub form: FormArgs,
+    /// As opm: `none` (default) keeps each catalog's form and writes bundle directories as
+    /// `olm.bundle.object`; `bundle-object-to-csv-metadata` turns every bundle that has an
+    /// image into `olm.csv.metadata`.
+    #[arg(long, value_enum, default_value = "none")]
+    pub migrate_level: MigrateLevel,
+    /// Embed every manifest as `olm.bundle.object` even for a bundle that has an image (opm
+    /// writes those as `olm.csv.metadata`).
+    #[arg(long, conflicts_with = "migrate_level")]
+    pub bundle_objects: bool,
+}
+
+impl RenderArgs {
+    /// The form of a bundle rendered from a directory or image with reference `image`.
+    fn bundle_form(&self, image: &str) -> Form {
+        if self.bundle_objects {
+            Form::BundleObjects
+        } else {
+            render::opm_form(image)
+        }
+    }
+
+    fn migrate_level(&self) -> render::MigrateLevel {
+        match self.migrate_level {
+            MigrateLevel::None => render::MigrateLevel::None,
+            MigrateLevel::CsvMetadata => render::MigrateLevel::BundleObjectToCsvMetadata,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -162,6 +193,12 @@ pub struct ValidateArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     pub strict: bool,
+    /// Also report, per package, which bundles OLM v1 (operator-controller) would refuse.
+    #[arg(long)]
+    pub olmv1: bool,
+    /// With --olmv1: for operator-controller's experimental feature set.
+    #[arg(long, requires = "olmv1")]
+    pub olmv1_experimental: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -279,7 +316,7 @@ fn fbc_text(cfg: &DeclarativeConfig, format: FbcFormat) -> anyhow::Result<String
 async fn render_image(
     reference: &str,
     form: Form,
-    registry: &super::image::RegistryArgs,
+    registry: &super::args::RegistryArgs,
 ) -> anyhow::Result<DeclarativeConfig> {
     use anyhow::Context as _;
     let opts = registry.options()?;
@@ -288,12 +325,13 @@ async fn render_image(
         .await
         .with_context(|| format!("cannot pull {reference}"))?;
     let labels = &pulled.config.config.labels;
-    if let Some(configs) = labels.get(olm_bundler::image::catalog::CONFIGS_LABEL) {
+    if let Some(configs) = labels.get(olm_bundler::serve::image::CONFIGS_LABEL) {
         let root = pulled.rootfs.join(configs.trim_start_matches('/'));
-        return render::render_ref(&root.to_string_lossy(), form)
+        return render::render_ref(&root.to_string_lossy())
             .with_context(|| format!("{reference}: rendering its catalog at {configs}"));
     }
     if pulled.rootfs.join("manifests").is_dir() && pulled.rootfs.join("metadata").is_dir() {
+        // The same code as a bundle directory, with the image reference recorded.
         let mut cfg = DeclarativeConfig::default();
         cfg.bundles
             .push(render::render_bundle_dir(&pulled.rootfs, reference, form)?);
@@ -301,7 +339,7 @@ async fn render_image(
     }
     anyhow::bail!(
         "{reference}: neither a catalog image (no {} label) nor a bundle image (no manifests/ and metadata/)",
-        olm_bundler::image::catalog::CONFIGS_LABEL
+        olm_bundler::serve::image::CONFIGS_LABEL
     )
 }
 
@@ -317,7 +355,7 @@ pub(super) struct PulledCatalog {
 /// Pulls a catalog image (from a registry or an `oci:` layout) for serving.
 pub(super) async fn pull_catalog(
     reference: &str,
-    registry: &super::image::RegistryArgs,
+    registry: &super::args::RegistryArgs,
 ) -> anyhow::Result<PulledCatalog> {
     use anyhow::Context as _;
     let opts = registry.options()?;
@@ -329,11 +367,11 @@ pub(super) async fn pull_catalog(
         .config
         .config
         .labels
-        .get(olm_bundler::image::catalog::CONFIGS_LABEL)
+        .get(olm_bundler::serve::image::CONFIGS_LABEL)
     else {
         anyhow::bail!(
             "{reference}: not a catalog image (no {} label)",
-            olm_bundler::image::catalog::CONFIGS_LABEL
+            olm_bundler::serve::image::CONFIGS_LABEL
         );
     };
     let configs = pulled.rootfs.join(configs.trim_start_matches('/'));
@@ -345,7 +383,7 @@ pub(super) async fn pull_catalog(
     }
     let cache = pulled
         .rootfs
-        .join(olm_bundler::image::catalog::CACHE_DIR.trim_start_matches('/'));
+        .join(olm_bundler::serve::image::CACHE_DIR.trim_start_matches('/'));
     let cache = cache
         .join(olm_bundler::serve::cache::CACHE_SUBDIR)
         .is_dir()
@@ -362,7 +400,6 @@ pub(super) fn is_image_ref(r: &str) -> bool {
 }
 
 async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
-    let form = a.form.form();
     if a.image.is_some() && a.refs.len() != 1 {
         anyhow::bail!("--image applies to a single bundle directory");
     }
@@ -373,14 +410,23 @@ async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
             if !(p.join("manifests").is_dir() && p.join("metadata").is_dir()) {
                 anyhow::bail!("{r}: --image applies to a bundle directory");
             }
+            let form = a.bundle_form(image);
             cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
         } else if is_image_ref(r) {
-            cfg.merge(render_image(r, form, &a.registry).await?);
+            cfg.merge(render_image(r, a.bundle_form(r), &a.registry).await?);
+        } else if a.bundle_objects && p.join("manifests").is_dir() && p.join("metadata").is_dir() {
+            cfg.bundles
+                .push(render::render_bundle_dir(p, "", Form::BundleObjects)?);
         } else {
-            cfg.merge(render::render_ref(r, form)?);
+            cfg.merge(render::render_ref(r)?);
         }
     }
-    print(&fbc_text(&cfg, a.output)?)?;
+    render::migrate(&mut cfg, a.migrate_level());
+    let text = match a.output {
+        FbcFormat::Json => cfg.to_json(),
+        FbcFormat::Yaml => cfg.to_go_yaml(),
+    };
+    print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -452,8 +498,19 @@ fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     tracing::debug!(elapsed = ?started.elapsed(), "loaded and validated");
     // The process ends right after printing: skip freeing a possibly huge catalog blob by blob.
     std::mem::forget(cfg);
-    let failed = report.has_errors() || (a.strict && report.warnings().next().is_some());
+    let mut failed = report.has_errors() || (a.strict && report.warnings().next().is_some());
+    let olmv1 = match a.olmv1 && !report.has_errors() {
+        true => Some(super::olmv1::check(&a.dir, a.olmv1_experimental)?),
+        false => None,
+    };
+    if let Some(v) = &olmv1 {
+        failed |= super::olmv1::failed(v);
+    }
     match a.output {
+        ReportFormat::Json if olmv1.is_some() => print(&super::olmv1::json(
+            &report.to_json(),
+            olmv1.as_deref().unwrap_or_default(),
+        )?)?,
         ReportFormat::Text => {
             let text = report.to_text();
             if failed {
@@ -463,6 +520,9 @@ fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
             }
         }
         ReportFormat::Json => print(&report.to_json())?,
+    }
+    if let (Some(v), ReportFormat::Text) = (&olmv1, a.output) {
+        print(&super::olmv1::text(v, a.olmv1_experimental))?;
     }
     Ok(if failed {
         ExitCode::FAILURE

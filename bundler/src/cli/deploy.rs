@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use olm_bundler::deploy::generate::{self, GenerateOptions};
 
-use super::install::SpecArgs;
+use super::args::SpecArgs;
 
 #[derive(Debug, Subcommand)]
 pub enum DeployCommand {
@@ -48,7 +48,7 @@ pub async fn run(cmd: DeployCommand) -> anyhow::Result<ExitCode> {
 fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let spec = args
         .spec
-        .with_package(&args.package)
+        .inputs(&args.package)
         .to_spec(&args.catalog_image)?;
     let plain = match args.manifests.as_deref() {
         None => None,

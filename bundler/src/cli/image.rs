@@ -5,21 +5,22 @@
 //! one-line summary of what was uploaded to the log on stderr.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
+
+use super::args::RegistryArgs;
+use olm_bundler::bundle::image as bundle;
 use olm_bundler::fsx;
-use olm_bundler::image::auth::Credentials;
-use olm_bundler::image::catalog::CatalogImage;
 use olm_bundler::image::model::Image;
 use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
-use olm_bundler::image::{bundle, rootfs, source_date_epoch, transfer};
+use olm_bundler::image::{rootfs, transfer};
+use olm_bundler::reproducible::source_date_epoch;
+use olm_bundler::serve::image::CatalogImage;
 
 /// The layout builds go to when `-t` is not given.
 const DEFAULT_DEST: &str = "oci:oci-layout";
@@ -46,52 +47,6 @@ pub async fn run(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
         ImageCommand::Pull(a) => image_pull(a).await,
         ImageCommand::Inspect(a) => image_inspect(a).await,
         ImageCommand::Copy(a) => image_copy(a).await,
-    }
-}
-
-/// How to reach registries: shared by every command that talks to one.
-#[derive(Debug, Clone, Args)]
-pub struct RegistryArgs {
-    /// Credentials as USER:PASSWORD (otherwise from the auth files).
-    #[arg(
-        long,
-        value_name = "USER:PASSWORD",
-        env = "OLM_REGISTRY_CREDS",
-        hide_env_values = true
-    )]
-    pub creds: Option<String>,
-    /// Auth file to read instead of REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json
-    /// and ~/.docker/config.json.
-    #[arg(long, value_name = "FILE")]
-    pub authfile: Option<PathBuf>,
-    /// Use plain HTTP (loopback registries without TLS get it without asking).
-    #[arg(long)]
-    pub plain_http: bool,
-    /// PEM file of CA certificates to trust for the registry.
-    #[arg(long, value_name = "FILE")]
-    pub ca_file: Option<PathBuf>,
-    /// Do not verify the registry's TLS certificate.
-    #[arg(long)]
-    pub insecure_skip_tls_verify: bool,
-    /// Retries on 5xx answers and dropped connections (exponential backoff).
-    #[arg(long, default_value_t = 4, value_name = "N")]
-    pub retries: u32,
-}
-
-impl RegistryArgs {
-    pub(super) fn options(&self) -> anyhow::Result<RegistryOptions> {
-        let creds = self.creds.as_deref().map(Credentials::parse).transpose()?;
-        Ok(RegistryOptions {
-            creds,
-            authfile: self.authfile.clone(),
-            plain_http: self.plain_http,
-            ca_file: self.ca_file.clone(),
-            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
-            retries: self.retries,
-            retry_delay: Duration::from_millis(250),
-            concurrency: 4,
-            progress: std::io::stderr().is_terminal(),
-        })
     }
 }
 

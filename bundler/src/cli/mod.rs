@@ -8,13 +8,17 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod args;
 mod bundle;
 mod catalog;
 mod deploy;
 mod image;
 mod install;
+mod olmv1;
+mod progress;
 mod release;
 mod serve;
+mod upgrade_check;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -27,6 +31,11 @@ pub struct Cli {
     /// More log output (-v debug, -vv trace). RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+
+    /// No progress (spinners, bars, step lines); results and errors are printed as always.
+    /// Progress is drawn only when stderr is a terminal anyway.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -47,7 +56,7 @@ pub enum Command {
     #[command(subcommand)]
     Deploy(deploy::DeployCommand),
     /// Install a package from a catalog image through a Subscription, and wait for it.
-    Install(install::InstallArgs),
+    Install(Box<install::InstallArgs>),
     /// Move an installed package to the next version its Subscription resolves.
     Upgrade(install::UpgradeArgs),
     /// Remove what `olm install` created, in order, waiting for each deletion.
@@ -65,7 +74,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Image(c) => image::run(c).await,
         Command::Catalog(c) => catalog::run(c).await,
         Command::Deploy(c) => deploy::run(c).await,
-        Command::Install(a) => install::install(a).await,
+        Command::Install(a) => install::install(*a).await,
         Command::Upgrade(a) => install::upgrade(a).await,
         Command::Uninstall(a) => install::uninstall(a).await,
         Command::Status(a) => install::status(a).await,
@@ -82,6 +91,11 @@ impl Cli {
             _ => self.verbose,
         }
     }
+}
+
+/// `--quiet` for every command.
+pub fn set_quiet(quiet: bool) {
+    progress::set_quiet(quiet);
 }
 
 /// Logs go to stderr so stdout stays clean for rendered YAML/JSON.

@@ -48,7 +48,7 @@ pub struct ServeArgs {
     pub debug: bool,
     /// How to reach the registry when serving a catalog image.
     #[command(flatten)]
-    pub registry: super::image::RegistryArgs,
+    pub registry: super::args::RegistryArgs,
 }
 
 pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {

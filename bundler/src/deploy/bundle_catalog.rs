@@ -5,7 +5,7 @@
 //! Nothing here is new catalog machinery: the bundle image is pulled and unpacked by
 //! [`crate::image::transfer`], rendered by [`crate::catalog::render`], the catalog is validated
 //! by [`crate::catalog::validate`], written with the declcfg writer, and built and pushed as
-//! `olm catalog build --push` does ([`crate::image::catalog::CatalogImage`]). This module only
+//! `olm catalog build --push` does ([`crate::serve::image::CatalogImage`]). This module only
 //! decides the catalog's content: one package with one channel for an install, the existing
 //! catalog plus one channel entry for an upgrade.
 
@@ -21,11 +21,11 @@ use crate::catalog::diagnostic::Report;
 use crate::catalog::model::Model;
 use crate::catalog::render::{self, Form};
 use crate::catalog::{load, validate};
-use crate::image::catalog::{CONFIGS_LABEL, CatalogImage};
 use crate::image::reference::{ImageRef, Reference, is_valid_tag};
 use crate::image::registry::RegistryOptions;
 use crate::image::rootfs::BuildError;
 use crate::image::transfer::{self, Stored, TransferError};
+use crate::serve::image::{CONFIGS_LABEL, CatalogImage};
 
 /// Why a one-bundle catalog could not be made or published. Registry errors come from the
 /// image module, which never shows a secret.

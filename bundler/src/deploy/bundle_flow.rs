@@ -275,7 +275,7 @@ pub async fn upgrade_bundle(
     let spec = UpgradeSpec {
         package: req.package.clone(),
         namespace: req.namespace.clone(),
-        catalog_image: Some(published.pinned.clone()),
+        catalog: Some(flow::CatalogTarget::Image(published.pinned.clone())),
         channel: None,
     };
     let wait_opts = WaitOptions::new(opts.timeout, opts.interval);

@@ -32,24 +32,29 @@ pub enum GenerateError {
     Invalid(#[from] objects::InvalidInput),
     #[error(transparent)]
     Yaml(#[from] YamlError),
-    #[error("{source_name}: document {index}: {message}")]
-    BadManifest {
-        source_name: String,
-        index: usize,
-        message: String,
-    },
+    #[error("{origin}: {message}")]
+    BadManifest { origin: String, message: String },
     #[error("{0}: no Kubernetes objects found")]
     NoManifests(String),
     #[error("cannot serialise {what} as YAML: {message}")]
     Serialize { what: String, message: String },
 }
 
-/// One object of the plain manifests with where it came from (for error messages).
+/// One object of the plain manifests with where it came from (for error messages:
+/// `file: document 2`, or `file:12` when read as the bundle generator reads manifests).
 #[derive(Debug, Clone)]
 pub struct SourcedObject {
-    pub source: String,
-    pub index: usize,
+    pub origin: String,
     pub object: Value,
+}
+
+impl From<crate::bundle::generate::input::SourceObject> for SourcedObject {
+    fn from(o: crate::bundle::generate::input::SourceObject) -> Self {
+        Self {
+            origin: o.source,
+            object: o.object,
+        }
+    }
 }
 
 /// Inputs of the generator.
@@ -105,10 +110,16 @@ pub fn generate(opts: &GenerateOptions) -> Result<Generated, GenerateError> {
             &json!({"images": [{"path": "spec/image", "kind": "CatalogSource"}]}),
         )?,
     );
-    let image = ImageRef::parse(&spec.catalog.image).map_err(|m| objects::InvalidInput {
-        field: "--catalog-image",
-        message: m,
-    })?;
+    let image = spec
+        .catalog
+        .serving
+        .image()
+        .ok_or_else(|| "the CatalogSource serves an address, not an image".to_string())
+        .and_then(ImageRef::parse)
+        .map_err(|m| objects::InvalidInput {
+            field: "--catalog-image",
+            message: m,
+        })?;
     tree.insert(
         "olm/kustomization.yaml",
         to_yaml_file(
@@ -212,8 +223,7 @@ fn plain_tree(objects: &[SourcedObject], tree: &mut FileTree) -> Result<(), Gene
     let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
     for o in objects {
         let bad = |message: &str| GenerateError::BadManifest {
-            source_name: o.source.clone(),
-            index: o.index,
+            origin: o.origin.clone(),
             message: message.to_string(),
         };
         let api = str_at(&o.object, &["apiVersion"]).ok_or_else(|| bad("missing apiVersion"))?;
@@ -262,8 +272,7 @@ fn plain_tree(objects: &[SourcedObject], tree: &mut FileTree) -> Result<(), Gene
         };
         if !seen_files.insert(rel.clone()) {
             return Err(GenerateError::BadManifest {
-                source_name: o.source.clone(),
-                index: o.index,
+                origin: o.origin.clone(),
                 message: format!("{kind} {name:?} appears more than once"),
             });
         }
@@ -355,8 +364,7 @@ pub fn load_manifests_dir(dir: &Path) -> Result<Vec<SourcedObject>, GenerateErro
     for f in files {
         for (index, object) in yaml::load_documents(&f)?.into_iter().enumerate() {
             out.push(SourcedObject {
-                source: f.display().to_string(),
-                index: index + 1,
+                origin: format!("{}: document {}", f.display(), index + 1),
                 object,
             });
         }
@@ -377,8 +385,7 @@ pub fn parse_manifests(name: &str, text: &str) -> Result<Vec<SourcedObject>, Gen
         .into_iter()
         .enumerate()
         .map(|(i, object)| SourcedObject {
-            source: name.to_string(),
-            index: i + 1,
+            origin: format!("{name}: document {}", i + 1),
             object,
         })
         .collect())

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::grammar::{go_duration, image_ref, k8s_names};
+
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -201,11 +203,85 @@ pub struct InstallSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogSpec {
     pub name: String,
-    pub image: String,
+    pub serving: CatalogServing,
     pub display_name: String,
     pub publisher: Option<String>,
-    /// Go duration for `updateStrategy.registryPoll.interval`; `None` disables polling.
-    pub poll_interval: Option<String>,
+}
+
+/// Where OLM reads the catalog from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogServing {
+    /// A catalog image: OLM runs it in a pod of its own and, with a poll interval (a Go
+    /// duration for `updateStrategy.registryPoll.interval`), re-pulls its tag for a new digest.
+    Image {
+        image: String,
+        poll_interval: Option<String>,
+    },
+    /// A registry server already listening (`olm catalog serve` on a workstation, a Service in
+    /// the cluster): OLM dials `spec.address` directly, with no pod, image or registry.
+    Address(CatalogAddress),
+}
+
+impl CatalogServing {
+    /// The image, for a catalog served from one.
+    pub fn image(&self) -> Option<&str> {
+        match self {
+            Self::Image { image, .. } => Some(image),
+            Self::Address(_) => None,
+        }
+    }
+
+    /// What the CatalogSource serves, for messages: the image or the address.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Image { image, .. } => format!("image {image}"),
+            Self::Address(a) => format!("address {a}"),
+        }
+    }
+}
+
+/// A gRPC `host:port` that OLM's catalog operator can dial (`grpc.Dial` target without a
+/// scheme): a DNS name, an IPv4 address or a bracketed IPv6 address, and a port 1-65535.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogAddress(String);
+
+impl CatalogAddress {
+    pub fn parse(s: &str) -> Result<Self, InvalidInput> {
+        let bad = |why: &str| invalid("--catalog-address", format!("{s:?} {why}"));
+        let (host, port) = s
+            .rsplit_once(':')
+            .ok_or_else(|| bad("is not HOST:PORT (e.g. 192.168.1.10:50051)"))?;
+        let port_ok = !port.is_empty()
+            && port.len() <= 5
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && port.parse::<u32>().is_ok_and(|p| (1..=65535).contains(&p));
+        if !port_ok {
+            return Err(bad("has no port between 1 and 65535 after the last ':'"));
+        }
+        let host_ok = if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            v6.parse::<std::net::Ipv6Addr>().is_ok()
+        } else if host.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            host.parse::<std::net::Ipv4Addr>().is_ok()
+        } else {
+            check_dns_subdomain("--catalog-address", &host.to_ascii_lowercase()).is_ok()
+        };
+        if !host_ok {
+            return Err(bad(
+                "does not start with a host name, an IPv4 address or a bracketed IPv6 address",
+            ));
+        }
+        Ok(Self(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for CatalogAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 impl InstallSpec {
@@ -220,9 +296,15 @@ impl InstallSpec {
         {
             return Err(invalid("--channel", "must not be empty"));
         }
-        ImageRef::parse(&self.catalog.image).map_err(|m| invalid("--catalog-image", m))?;
-        if let Some(i) = &self.catalog.poll_interval {
-            check_go_duration(i).map_err(|m| invalid("--poll-interval", m))?;
+        if let CatalogServing::Image {
+            image,
+            poll_interval,
+        } = &self.catalog.serving
+        {
+            ImageRef::parse(image).map_err(|m| invalid("--catalog-image", m))?;
+            if let Some(i) = poll_interval {
+                check_go_duration(i).map_err(|m| invalid("--poll-interval", m))?;
+            }
         }
         Ok(())
     }
@@ -245,28 +327,35 @@ pub fn namespace(spec: &InstallSpec) -> Namespace {
     }
 }
 
-/// A grpc CatalogSource serving the catalog image, polled for updates, whose pod runs under
-/// Pod Security `restricted` (catalog images built by opm >= 1.26 or by us support it).
+/// A grpc CatalogSource. From an image: polled for updates, its pod running under Pod Security
+/// `restricted` (catalog images built by opm >= 1.26 or by us support it). From an address:
+/// only `spec.address`, since OLM starts no pod and has nothing to poll.
 pub fn catalog_source(spec: &InstallSpec) -> CatalogSource {
     let c = &spec.catalog;
-    let mut cs = CatalogSource::new(
-        &c.name,
-        CatalogSourceSpec {
-            source_type: "grpc".into(),
-            image: Some(c.image.clone()),
-            display_name: Some(c.display_name.clone()),
-            publisher: c.publisher.clone(),
-            update_strategy: c.poll_interval.as_ref().map(|i| UpdateStrategy {
+    let mut cs_spec = CatalogSourceSpec {
+        source_type: "grpc".into(),
+        display_name: Some(c.display_name.clone()),
+        publisher: c.publisher.clone(),
+        ..Default::default()
+    };
+    match &c.serving {
+        CatalogServing::Image {
+            image,
+            poll_interval,
+        } => {
+            cs_spec.image = Some(image.clone());
+            cs_spec.update_strategy = poll_interval.as_ref().map(|i| UpdateStrategy {
                 registry_poll: Some(RegistryPoll {
                     interval: Some(i.clone()),
                 }),
-            }),
-            grpc_pod_config: Some(GrpcPodConfig {
+            });
+            cs_spec.grpc_pod_config = Some(GrpcPodConfig {
                 security_context_config: Some("restricted".into()),
-            }),
-            ..Default::default()
-        },
-    );
+            });
+        }
+        CatalogServing::Address(a) => cs_spec.address = Some(a.to_string()),
+    }
+    let mut cs = CatalogSource::new(&c.name, cs_spec);
     cs.metadata = meta(&c.name, Some(&spec.namespace));
     cs
 }
@@ -312,110 +401,41 @@ pub struct ImageRef {
 }
 
 impl ImageRef {
+    /// Splits a pull spec that OLM's reference grammar accepts ([`image_ref::validate`]).
     pub fn parse(s: &str) -> Result<Self, String> {
-        if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!("{s:?} is not an image reference"));
-        }
-        let (rest, digest) = match s.split_once('@') {
-            Some((r, d)) => {
-                let ok = d.split_once(':').is_some_and(|(alg, hex)| {
-                    !alg.is_empty() && hex.len() >= 32 && hex.chars().all(|c| c.is_ascii_hexdigit())
-                });
-                if !ok {
-                    return Err(format!("{s:?}: digest {d:?} is not <algorithm>:<hex>"));
-                }
-                (r, Some(d.to_string()))
-            }
-            None => (s, None),
-        };
-        let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
-        let (name, tag) = match rest[last_slash..].rfind(':') {
-            Some(i) => {
-                let at = last_slash + i;
-                (&rest[..at], Some(rest[at + 1..].to_string()))
-            }
-            None => (rest, None),
-        };
-        if name.is_empty() || name.ends_with('/') || name.starts_with('/') {
-            return Err(format!("{s:?} has no repository name"));
-        }
-        if name.chars().any(|c| c.is_ascii_uppercase()) && !name.contains('/') {
-            return Err(format!("{s:?}: repository names are lowercase"));
-        }
-        if let Some(t) = &tag
-            && (t.is_empty()
-                || t.len() > 128
-                || !t
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
-        {
-            return Err(format!("{s:?}: tag {t:?} is not valid"));
-        }
+        image_ref::validate(s).map_err(|e| format!("{s:?} is not an image reference: {e}"))?;
+        let (name, tag, digest) = image_ref::split(s);
         Ok(Self {
             name: name.to_string(),
-            tag,
-            digest,
+            tag: tag.map(str::to_string),
+            digest: digest.map(str::to_string),
         })
     }
 }
 
-/// Checks a Go `time.ParseDuration` string the way OLM reads `registryPoll.interval`: a
-/// sequence of decimal numbers with units ns, us, µs, ms, s, m, h (OLM silently falls back to 15m
-/// on a bad value, so we refuse it up front).
+/// Checks a Go `time.ParseDuration` string the way OLM reads `registryPoll.interval` (OLM
+/// silently falls back to 15m on a bad value, so we refuse it up front).
 pub fn check_go_duration(s: &str) -> Result<(), String> {
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    parse_go_duration(body).map(|_| ())
+    go_duration::parse(s)
+        .map(|_| ())
+        .map_err(|_| not_a_duration(s))
 }
 
 /// Parses a non-negative Go duration (`5m`, `1h30m`, `1.5s`, `0`) into a [`Duration`]; the
 /// same syntax as `--timeout` flags of kubectl and operator-sdk.
+///
+/// [`Duration`]: std::time::Duration
 pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, String> {
-    let bad = || format!("{s:?} is not a Go duration such as 10m, 1h30m or 45s");
-    if s.is_empty() {
-        return Err(bad());
-    }
-    if s == "0" {
-        return Ok(std::time::Duration::ZERO);
-    }
-    let mut rest = s;
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let num = &rest[..num_len];
-        if num.is_empty() || num == "." || num.matches('.').count() > 1 {
-            return Err(bad());
-        }
-        let value: f64 = num.parse().map_err(|_| bad())?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        total += value * scale;
-        rest = &rest[unit_len..];
-    }
-    std::time::Duration::try_from_secs_f64(total).map_err(|_| bad())
+    go_duration::parse_non_negative(s).map_err(|_| not_a_duration(s))
+}
+
+fn not_a_duration(s: &str) -> String {
+    format!("{s:?} is not a Go duration such as 10m, 1h30m or 45s")
 }
 
 /// RFC 1123 label (namespace names).
 pub fn check_dns_label(field: &'static str, s: &str) -> Result<(), InvalidInput> {
-    let ok = !s.is_empty()
-        && s.len() <= 63
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !s.starts_with('-')
-        && !s.ends_with('-');
-    if ok {
+    if k8s_names::dns1123_label(s).is_empty() {
         Ok(())
     } else {
         Err(invalid(
@@ -427,17 +447,7 @@ pub fn check_dns_label(field: &'static str, s: &str) -> Result<(), InvalidInput>
 
 /// RFC 1123 subdomain (names of most objects).
 pub fn check_dns_subdomain(field: &'static str, s: &str) -> Result<(), InvalidInput> {
-    let ok = !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !part.starts_with('-')
-                && !part.ends_with('-')
-        });
-    if ok {
+    if k8s_names::dns1123_subdomain(s).is_empty() {
         Ok(())
     } else {
         Err(invalid(
@@ -463,10 +473,12 @@ mod tests {
             targets: Targets::resolve(mode, "ns", &targets)?,
             catalog: CatalogSpec {
                 name: "pkg-catalog".into(),
-                image: "quay.io/x/cat:v1".into(),
+                serving: CatalogServing::Image {
+                    image: "quay.io/x/cat:v1".into(),
+                    poll_interval: Some("10m".into()),
+                },
                 display_name: "Cat".into(),
                 publisher: None,
-                poll_interval: Some("10m".into()),
             },
             operator_group_name: "pkg-og".into(),
         })
@@ -545,7 +557,47 @@ mod tests {
         s.namespace = "Bad_NS".into();
         assert_eq!(s.validate().unwrap_err().field, "--namespace");
         let mut s = spec(InstallMode::OwnNamespace, &[]).unwrap();
-        s.catalog.poll_interval = Some("1d".into());
+        s.catalog.serving = CatalogServing::Image {
+            image: "quay.io/x/cat:v1".into(),
+            poll_interval: Some("1d".into()),
+        };
         assert_eq!(s.validate().unwrap_err().field, "--poll-interval");
+    }
+}
+
+#[cfg(test)]
+mod address_tests {
+    use super::CatalogAddress;
+
+    #[test]
+    fn catalog_addresses_are_host_and_port() {
+        for ok in [
+            "localhost:50051",
+            "host.docker.internal:50051",
+            "olm-catalog.ops.svc:1",
+            "192.168.1.10:65535",
+            "[::1]:50051",
+            "[fd00::7]:8080",
+        ] {
+            assert!(CatalogAddress::parse(ok).is_ok(), "{ok}");
+        }
+        for (bad, why) in [
+            ("localhost", "is not HOST:PORT"),
+            ("localhost:", "no port"),
+            ("localhost:0", "no port"),
+            ("localhost:65536", "no port"),
+            ("localhost:50051x", "no port"),
+            ("grpc://localhost:50051", "does not start with a host"),
+            ("::1:50051", "does not start with a host"),
+            ("999.1.1.1:50051", "does not start with a host"),
+            ("Under_score:50051", "does not start with a host"),
+            (":50051", "does not start with a host"),
+        ] {
+            let err = CatalogAddress::parse(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("--catalog-address") && err.contains(why),
+                "{bad}: {err}"
+            );
+        }
     }
 }

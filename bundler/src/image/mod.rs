@@ -14,12 +14,11 @@
 //! - [`elf`]: reading ELF headers to find a dynamic binary's shared-library closure.
 //! - [`rootfs`]: the small distroless base every application image gets (passwd, group, CA
 //!   certificates) and the binary layers.
-//! - [`bundle`], [`operator`], [`catalog`]: the three kinds of image `olm` builds.
+//! - [`operator`]: the operator image (bundle images are built by `bundle::image`, catalog
+//!   images by `serve::image`).
 //! - [`transfer`]: moving whole images between layouts and registries (`copy`, `pull_to_dir`).
 
 pub mod auth;
-pub mod bundle;
-pub mod catalog;
 pub mod elf;
 pub mod layer;
 pub mod layout;
@@ -49,44 +48,6 @@ pub fn digest_hex(digest: &str) -> Option<&str> {
     .then_some(hex)
 }
 
-/// The build time of images: `SOURCE_DATE_EPOCH` when set (reproducible-builds.org), else 0,
-/// so the same inputs give the same digest on every machine and run.
-pub fn source_date_epoch() -> Result<u64, EpochError> {
-    match std::env::var("SOURCE_DATE_EPOCH") {
-        Err(_) => Ok(0),
-        Ok(v) if v.trim().is_empty() => Ok(0),
-        Ok(v) => v.trim().parse::<u64>().map_err(|_| EpochError(v)),
-    }
-}
-
-/// `SOURCE_DATE_EPOCH` that is not a number of seconds.
-#[derive(Debug, thiserror::Error)]
-#[error("SOURCE_DATE_EPOCH={0:?}: expected a whole number of seconds since 1970-01-01")]
-pub struct EpochError(String);
-
-/// RFC 3339 UTC text for a Unix time, as image configs carry it (`1970-01-01T00:00:00Z`).
-pub fn rfc3339(epoch: u64) -> String {
-    let days = (epoch / 86_400) as i64;
-    let secs = epoch % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm), valid for the whole u64 second range we
-    // accept in practice.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        (secs / 60) % 60,
-        secs % 60
-    )
-}
-
 /// Human-readable byte counts for progress lines (`1.2 MiB`).
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
@@ -106,13 +67,6 @@ pub fn human_bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_matches_known_instants() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-    }
 
     #[test]
     fn digest_hex_accepts_only_sha256() {

@@ -11,7 +11,8 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::layer::{Layer, MEDIA_TYPE_LAYER_GZIP};
-use super::{rfc3339, sha256_digest};
+use super::sha256_digest;
+use crate::reproducible::rfc3339;
 
 pub const MEDIA_TYPE_OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 pub const MEDIA_TYPE_OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
@@ -277,7 +278,7 @@ pub struct ImageBuilder {
 
 impl ImageBuilder {
     /// An image for `os`/`architecture` whose config `created` (and history times) is the Unix
-    /// time `created`, normally [`super::source_date_epoch`].
+    /// time `created`, normally [`crate::reproducible::source_date_epoch`].
     pub fn new(os: &str, architecture: &str, created: u64) -> Self {
         ImageBuilder {
             created,

@@ -57,7 +57,7 @@ impl OperatorImage {
             env: Vec::new(),
             ca_bundle: Some(PathBuf::from(rootfs::HOST_CA_BUNDLE)),
             labels: BTreeMap::new(),
-            created: super::source_date_epoch()?,
+            created: crate::reproducible::source_date_epoch()?,
         })
     }
 

@@ -71,6 +71,11 @@ impl ImageRef {
                 transport: transport.into(),
             });
         }
+        // OLM's grammar decides what is a reference; oci-client then splits it.
+        crate::grammar::image_ref::validate(plain).map_err(|e| RefError::Invalid {
+            input: input.into(),
+            reason: e.to_string(),
+        })?;
         let reference: Reference =
             plain
                 .parse()

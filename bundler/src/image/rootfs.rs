@@ -45,7 +45,7 @@ pub enum BuildError {
     #[error("{path}: {what}")]
     Input { path: PathBuf, what: String },
     #[error("SOURCE_DATE_EPOCH: {0}")]
-    Epoch(#[from] super::EpochError),
+    Epoch(#[from] crate::reproducible::EpochError),
 }
 
 /// The base layer: passwd, group, nsswitch, CA certificates, /tmp and the nonroot home.

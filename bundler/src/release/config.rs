@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::grammar::image_ref;
 use crate::yaml::{self, YamlError};
 
 /// Where the operator's manifests come from: a command printing a YAML stream, or a directory.
@@ -158,23 +159,15 @@ pub fn pinned(repository: &str, digest: &str) -> String {
 
 /// The repository part of an image reference (tag and digest cut off).
 pub fn repository_of(reference: &str) -> &str {
-    let no_digest = reference.split('@').next().unwrap_or(reference);
-    match no_digest.rfind(':') {
-        Some(i) if !no_digest[i + 1..].contains('/') => &no_digest[..i],
-        _ => no_digest,
-    }
+    image_ref::split(reference).0
 }
 
 /// The same repository path on another registry host: `quay.io/a/b` on `127.0.0.1:5000`
 /// is `127.0.0.1:5000/a/b`. A repository without a host (`a/b`) keeps its whole path.
 pub fn on_registry(repository: &str, host: &str) -> String {
-    let path = match repository.split_once('/') {
-        Some((first, rest))
-            if first.contains('.') || first.contains(':') || first == "localhost" =>
-        {
-            rest
-        }
-        _ => repository,
+    let path = match image_ref::registry_host(repository) {
+        Some(h) => &repository[h.len() + 1..],
+        None => repository,
     };
     format!("{}/{path}", host.trim_end_matches('/'))
 }

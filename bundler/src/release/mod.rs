@@ -4,4 +4,5 @@
 //! and deploy modules in order.
 
 pub mod config;
+pub mod manifests;
 pub mod pin;

@@ -7,11 +7,14 @@
 //! - [`registry`]: the `api.Registry` RPCs with opm's semantics and error texts.
 //! - [`server`]: start-up, health, reflection, graceful shutdown.
 //! - [`probe`]: the `grpc_health_probe` multi-call mode.
+//! - [`image`]: the catalog image (catalog, pre-built cache, `olm` as its entrypoint).
+//! - [`stub_csv`]: the stub ClusterServiceVersion served for `olm.csv.metadata` bundles.
 
 pub mod cache;
-pub mod csv;
+pub mod image;
 pub mod probe;
 pub mod proto;
 pub mod registry;
 pub mod server;
 pub mod store;
+pub mod stub_csv;

@@ -125,44 +125,11 @@ pub fn parse_args(args: &[String]) -> Result<ProbeArgs, String> {
     Ok(p)
 }
 
-/// Go `time.ParseDuration` for the units a timeout uses (`ns us µs ms s m h`, decimals,
-/// sequences such as `1m30s`).
+/// A timeout flag value: Go `time.ParseDuration` ([`crate::grammar::go_duration`]), not
+/// negative.
 pub fn go_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration {s:?}");
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let mut rest = s;
-    if rest.is_empty() || rest.starts_with('-') {
-        return Err(bad());
-    }
-    rest = rest.strip_prefix('+').unwrap_or(rest);
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let num_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        if num_end == 0 {
-            return Err(bad());
-        }
-        let n: f64 = rest[..num_end].parse().map_err(|_| bad())?;
-        rest = &rest[num_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let secs = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        total += n * secs;
-        rest = &rest[unit_end..];
-    }
-    Duration::try_from_secs_f64(total).map_err(|_| bad())
+    crate::grammar::go_duration::parse_non_negative(s)
+        .map_err(|_| format!("invalid duration {s:?}"))
 }
 
 /// Runs the probe with Go-style arguments and returns the exit code.

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use prost::Message;
 
-use super::csv;
 use super::proto::api;
 use super::proto::cache::{self, Index};
+use super::stub_csv;
 use crate::catalog::declcfg::Meta;
 use crate::catalog::model::{self, Model};
 use crate::catalog::property::{
@@ -569,7 +569,7 @@ impl Store {
         } else {
             cache::PackageStub::default()
         };
-        Ok(csv::synthesize(&csv::StubSource {
+        Ok(stub_csv::synthesize(&stub_csv::StubSource {
             name: &bundle.csv_name,
             version: &bundle.version,
             meta: &meta,

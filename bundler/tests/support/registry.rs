@@ -7,6 +7,9 @@
 
 #![allow(dead_code)]
 
+#[path = "prerequisite.rs"]
+pub mod prerequisite;
+
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -22,12 +25,13 @@ pub enum Variant {
     Tls,
 }
 
-/// Whether `tool` is on PATH; prints the SKIP line tests use when it is not.
+/// Whether `tool` is on PATH; when it is not, fails under CI or prints a SKIP line
+/// ([`prerequisite::missing`]).
 pub fn have(tool: &str) -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()));
     if !found {
-        println!("SKIP: {tool} not installed");
+        prerequisite::missing(&format!("{tool} not installed"));
     }
     found
 }
@@ -60,7 +64,8 @@ fn free_port() -> u16 {
 }
 
 impl Registry {
-    /// Starts a registry, or returns `None` (after printing SKIP) when a tool is missing.
+    /// Starts a registry, or returns `None` (after [`prerequisite::missing`]) when a tool is
+    /// missing.
     pub fn start(variant: Variant) -> Option<Registry> {
         let mut tools = vec!["docker-registry"];
         match variant {

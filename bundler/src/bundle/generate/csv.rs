@@ -32,14 +32,14 @@ pub fn deployment_spec(d: &SourceObject) -> Result<Value, GenerateError> {
         ));
     };
     let mut spec = spec.clone();
-    for key in ["containers", "initContainers"] {
-        if let Some(Value::Array(containers)) = spec.pointer_mut(&format!("/template/spec/{key}")) {
-            for c in containers {
-                if let Some(Value::Array(env)) = c.get_mut("env") {
-                    for e in env.iter_mut() {
-                        if e.get("name").and_then(Value::as_str) == Some("WATCH_NAMESPACE") {
-                            *e = json!({"name": "WATCH_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": TARGET_NAMESPACES_FIELD}}});
-                        }
+    drop_empty(&mut spec);
+    // operator-sdk points WATCH_NAMESPACE of the (non-init) containers at the target namespaces.
+    if let Some(Value::Array(containers)) = spec.pointer_mut("/template/spec/containers") {
+        for c in containers {
+            if let Some(Value::Array(env)) = c.get_mut("env") {
+                for e in env.iter_mut() {
+                    if e.get("name").and_then(Value::as_str) == Some("WATCH_NAMESPACE") {
+                        *e = json!({"name": "WATCH_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": TARGET_NAMESPACES_FIELD}}});
                     }
                 }
             }
@@ -56,6 +56,25 @@ pub fn deployment_spec(d: &SourceObject) -> Result<Value, GenerateError> {
     }
     entry.insert("spec".into(), spec);
     Ok(Value::Object(entry))
+}
+
+/// Fields operator-sdk's typed Deployment spec cannot carry: `null` values and empty lists
+/// (`ports: []`, `volumes: []` from kustomize patches), all `omitempty` in the Go types.
+/// The few lists Kubernetes requires even when empty are kept.
+fn drop_empty(v: &mut Value) {
+    const REQUIRED_LISTS: [&str; 3] = ["containers", "nodeSelectorTerms", "sources"];
+    match v {
+        Value::Object(map) => {
+            map.retain(|k, v| {
+                !(v.is_null()
+                    || v.as_array().is_some_and(Vec::is_empty)
+                        && !REQUIRED_LISTS.contains(&k.as_str()))
+            });
+            map.values_mut().for_each(drop_empty);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_empty),
+        _ => {}
+    }
 }
 
 /// The ServiceAccount a Deployment runs as (`default` when unset, as Kubernetes does).
@@ -80,8 +99,10 @@ pub struct Permissions {
 }
 
 /// Folds the rules of (Cluster)Roles bound to the operator's ServiceAccounts into
-/// `permissions` (RoleBindings) and `clusterPermissions` (ClusterRoleBindings), per account,
-/// sorted by account name, rules in role-name order.
+/// `permissions` (RoleBindings) and `clusterPermissions` (ClusterRoleBindings), as
+/// operator-sdk does: one entry per account with rules, sorted by account name, rules in
+/// binding order. A bound role is consumed; a binding is consumed only when every subject is
+/// one of the accounts (otherwise it stays a manifest, unchanged).
 pub fn permissions(
     objects: &[SourceObject],
     accounts: &BTreeSet<String>,
@@ -89,11 +110,11 @@ pub fn permissions(
     let mut roles: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for (i, o) in objects.iter().enumerate() {
         if matches!(o.kind(), "Role" | "ClusterRole") {
-            roles.insert((o.kind(), o.name()), i);
+            roles.entry((o.kind(), o.name())).or_insert(i);
         }
     }
-    let mut ns: BTreeMap<String, BTreeMap<String, Vec<Value>>> = BTreeMap::new();
-    let mut cluster: BTreeMap<String, BTreeMap<String, Vec<Value>>> = BTreeMap::new();
+    let mut ns: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut cluster: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     let mut out = Permissions::default();
     for (i, b) in objects.iter().enumerate() {
         let cluster_binding = match b.kind() {
@@ -101,12 +122,13 @@ pub fn permissions(
             "ClusterRoleBinding" => true,
             _ => continue,
         };
-        let subjects: Vec<String> = b
+        let all_subjects = b
             .object
             .get("subjects")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
-            .unwrap_or(&[])
+            .unwrap_or(&[]);
+        let subjects: Vec<String> = all_subjects
             .iter()
             .filter(|s| s.get("kind").and_then(Value::as_str) == Some("ServiceAccount"))
             .filter_map(|s| s.get("name").and_then(Value::as_str))
@@ -160,18 +182,21 @@ pub fn permissions(
         } else {
             &mut ns
         };
-        for sa in subjects {
+        for sa in subjects.iter() {
             target
-                .entry(sa)
+                .entry(sa.clone())
                 .or_default()
-                .insert(format!("{ref_kind}/{ref_name}"), rules.clone());
+                .extend(rules.iter().cloned());
         }
-        out.consumed.insert(i);
+        if subjects.len() == all_subjects.len() {
+            out.consumed.insert(i);
+        }
         out.consumed.insert(role_idx);
     }
-    let fold = |m: BTreeMap<String, BTreeMap<String, Vec<Value>>>| {
+    let fold = |m: BTreeMap<String, Vec<Value>>| {
         m.into_iter()
-            .map(|(sa, by_role)| json!({"rules": by_role.into_values().flatten().collect::<Vec<_>>(), "serviceAccountName": sa}))
+            .filter(|(_, rules)| !rules.is_empty())
+            .map(|(sa, rules)| json!({"rules": rules, "serviceAccountName": sa}))
             .collect::<Vec<_>>()
     };
     out.permissions = fold(ns);
@@ -196,11 +221,18 @@ pub fn display_name(kind: &str) -> String {
     out
 }
 
-/// `spec.customresourcedefinitions.owned`: one entry per served version of every CRD, the
-/// base's hand-written fields (displayName, description, descriptors, resources) kept.
-pub fn owned_crds(crds: &[&SourceObject], base_owned: &[Value]) -> (Vec<Value>, Vec<String>) {
+/// `spec.customresourcedefinitions.owned`, as operator-sdk builds it: one entry per version
+/// of every CRD, in input order; the base's entry for the same (name, version, kind) kept as
+/// written, else just the three keys. With `fill`, an empty `displayName` becomes the kind
+/// split into words and an empty `description` the schema's (or another version's entry's).
+pub fn owned_crds(
+    crds: &[&SourceObject],
+    base_owned: &[Value],
+    fill: bool,
+) -> (Vec<Value>, Vec<String>) {
     let mut out = Vec::new();
     let mut used = BTreeSet::new();
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     for crd in crds {
         let name = crd.name();
         let kind = crd
@@ -215,7 +247,6 @@ pub fn owned_crds(crds: &[&SourceObject], base_owned: &[Value]) -> (Vec<Value>, 
             .map(Vec::as_slice)
             .unwrap_or(&[])
             .iter()
-            .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
             .filter_map(|v| {
                 v.get("name").and_then(Value::as_str).map(|n| {
                     (
@@ -236,47 +267,47 @@ pub fn owned_crds(crds: &[&SourceObject], base_owned: &[Value]) -> (Vec<Value>, 
         }
         for (version, schema_desc) in versions {
             let base = base_owned.iter().position(|b| {
-                b.get("name").and_then(Value::as_str) == Some(name)
-                    && b.get("version").and_then(Value::as_str) == Some(version.as_str())
+                s(b, "name") == name && s(b, "version") == version && s(b, "kind") == kind
             });
-            let same_name = base_owned
-                .iter()
-                .find(|b| b.get("name").and_then(Value::as_str) == Some(name));
             let mut entry = match base {
                 Some(i) => {
                     used.insert(i);
                     base_owned[i].as_object().cloned().unwrap_or_default()
                 }
-                None => Map::new(),
+                None => {
+                    let mut m = Map::new();
+                    m.insert("kind".into(), json!(kind));
+                    m.insert("name".into(), json!(name));
+                    m.insert("version".into(), json!(version));
+                    m
+                }
             };
-            entry.insert("name".into(), json!(name));
-            entry.insert("version".into(), json!(version));
-            entry.insert("kind".into(), json!(kind));
-            if entry
-                .get("displayName")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
-                let dn = same_name
-                    .and_then(|b| b.get("displayName"))
+            if fill {
+                let same_name = base_owned.iter().find(|b| s(b, "name") == name);
+                if entry
+                    .get("displayName")
                     .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| display_name(kind));
-                entry.insert("displayName".into(), json!(dn));
-            }
-            if entry
-                .get("description")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
-                let d = same_name
-                    .and_then(|b| b.get("description"))
+                    .is_none_or(str::is_empty)
+                {
+                    let dn = same_name
+                        .map(|b| s(b, "displayName"))
+                        .filter(|d| !d.is_empty())
+                        .unwrap_or_else(|| display_name(kind));
+                    entry.insert("displayName".into(), json!(dn));
+                }
+                if entry
+                    .get("description")
                     .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .or_else(|| schema_desc.and_then(Value::as_str))
-                    .unwrap_or("");
-                if !d.is_empty() {
-                    entry.insert("description".into(), json!(d.trim()));
+                    .is_none_or(str::is_empty)
+                {
+                    let d = same_name
+                        .map(|b| s(b, "description"))
+                        .filter(|d| !d.is_empty())
+                        .or_else(|| schema_desc.and_then(Value::as_str).map(str::to_string))
+                        .unwrap_or_default();
+                    if !d.is_empty() {
+                        entry.insert("description".into(), json!(d.trim()));
+                    }
                 }
             }
             out.push(Value::Object(entry));
@@ -286,29 +317,87 @@ pub fn owned_crds(crds: &[&SourceObject], base_owned: &[Value]) -> (Vec<Value>, 
         .iter()
         .enumerate()
         .filter(|(i, _)| !used.contains(i))
-        .filter_map(|(_, b)| {
-            let n = b.get("name").and_then(Value::as_str).unwrap_or("");
-            let v = b.get("version").and_then(Value::as_str).unwrap_or("");
-            let known = out.iter().any(|o| o.get("name").and_then(Value::as_str) == Some(n) && o.get("version").and_then(Value::as_str) == Some(v));
-            (!known).then(|| format!("the CSV base lists owned CRD {n} {v}, which is not among the manifests; dropped"))
+        .map(|(_, b)| {
+            format!(
+                "the CSV base lists owned CRD {} {} ({}), which is not among the manifests' CRDs and versions; dropped",
+                s(b, "name"),
+                s(b, "version"),
+                s(b, "kind")
+            )
         })
         .collect();
-    out.sort_by(|a, b| {
-        let k = |v: &Value| {
-            (
-                v.get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                v.get("version")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-            )
-        };
-        k(a).cmp(&k(b))
-    });
     (out, dropped)
+}
+
+/// The `RELATED_IMAGE_<NAME>` variables of a container: (variable, `<NAME>`, env entry).
+fn related_image_vars(c: &Value) -> impl Iterator<Item = (&str, &str, &Value)> {
+    c.get("env")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|e| {
+            let var = e.get("name")?.as_str()?;
+            let suffix = var.strip_prefix("RELATED_IMAGE_")?;
+            Some((var, suffix, e))
+        })
+}
+
+/// `relatedImages` as operator-sdk finds them: every `RELATED_IMAGE_<NAME>` variable of the
+/// Deployments' containers (then init containers), named `<name>` lowercased with `-`; a name
+/// used for several images is prefixed with `<deployment>` (or `<deployment>-<container>` in
+/// a pod of several containers); an image listed under several names is listed once, unnamed.
+pub fn related_images_from_env(deployments: &[&SourceObject]) -> Result<Vec<Value>, GenerateError> {
+    // (name, image, container ref), exact duplicates dropped.
+    let mut found: Vec<(String, String, String)> = Vec::new();
+    for d in deployments {
+        let containers = d.pod_containers();
+        for c in &containers {
+            let cname = c.get("name").and_then(Value::as_str).unwrap_or("");
+            let container_ref = if containers.len() > 1 {
+                format!("{}-{cname}", d.name())
+            } else {
+                d.name().to_string()
+            };
+            for (var, suffix, e) in related_image_vars(c) {
+                if e.get("valueFrom").is_some_and(|v| !v.is_null()) {
+                    return Err(input_err(
+                        d,
+                        format!(
+                            "Deployment {}, container {cname}: {var} must have a literal `value` (an image pull spec); valueFrom cannot be resolved when generating the bundle",
+                            d.name()
+                        ),
+                    ));
+                }
+                let image = e
+                    .get("value")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let name = suffix.to_lowercase().replace('_', "-");
+                if !found.iter().any(|(n, i, _)| *n == name && *i == image) {
+                    found.push((name, image, container_ref.clone()));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, image, container_ref) in &found {
+        let mut shown = name.clone();
+        if found.iter().filter(|(n, _, _)| n == name).count() > 1 {
+            shown = format!("{container_ref}-{name}");
+        }
+        let same_image: Vec<&(String, String, String)> =
+            found.iter().filter(|(_, i, _)| i == image).collect();
+        if same_image.len() > 1 {
+            if same_image[0].0 != *name {
+                continue;
+            }
+            shown = String::new();
+        }
+        out.push(json!({"image": image, "name": shown}));
+    }
+    Ok(out)
 }
 
 /// `relatedImages`: the base's entries, then every container image (named after the
@@ -358,18 +447,7 @@ pub fn related_images(
                 {
                     add(d.name(), cname.to_string(), image.to_string());
                 }
-                for e in c
-                    .get("env")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[])
-                {
-                    let Some(var) = e.get("name").and_then(Value::as_str) else {
-                        continue;
-                    };
-                    let Some(suffix) = var.strip_prefix("RELATED_IMAGE_") else {
-                        continue;
-                    };
+                for (var, suffix, e) in related_image_vars(c) {
                     match e.get("value").and_then(Value::as_str) {
                         Some(image) if !image.is_empty() => add(
                             d.name(),
@@ -416,6 +494,50 @@ pub fn operator_image(deployments: &[&SourceObject]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn deployment(name: &str, containers: Value) -> SourceObject {
+        SourceObject {
+            source: format!("{name}.yaml:1"),
+            object: json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+                "spec": {"template": {"spec": {"containers": containers}}}}),
+        }
+    }
+
+    #[test]
+    fn related_images_follow_operator_sdk_naming() {
+        let env = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(n, v)| json!({"name": n, "value": v}))
+                .collect::<Vec<_>>()
+        };
+        let a = deployment(
+            "a",
+            json!([{"name": "manager", "image": "op:1", "env": env(&[("RELATED_IMAGE_DB_SERVER", "db:1"), ("RELATED_IMAGE_CACHE", "cache:1"), ("OTHER", "x")])},
+                   {"name": "sidecar", "image": "side:1", "env": env(&[("RELATED_IMAGE_CACHE", "cache:2")])}]),
+        );
+        let b = deployment(
+            "b",
+            json!([{"name": "manager", "env": env(&[("RELATED_IMAGE_DB_SERVER", "db:1"), ("RELATED_IMAGE_PROXY", "db:1")])}]),
+        );
+        let got = related_images_from_env(&[&a, &b]).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                // db:1 also listed as `proxy`: listed once, unnamed.
+                json!({"image": "db:1", "name": ""}),
+                // `cache` names two images: prefixed with <deployment>-<container>.
+                json!({"image": "cache:1", "name": "a-manager-cache"}),
+                json!({"image": "cache:2", "name": "a-sidecar-cache"}),
+            ]
+        );
+        assert!(
+            related_images_from_env(&[&deployment("c", json!([{"name": "m", "image": "i"}]))])
+                .unwrap()
+                .is_empty(),
+            "container images are not listed"
+        );
+    }
 
     #[test]
     fn display_names_split_camel_case() {

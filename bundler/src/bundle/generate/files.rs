@@ -116,6 +116,112 @@ pub fn dockerfile(
     out
 }
 
+/// The API group of the scorecard `Configuration` every operator-sdk project scaffolds.
+pub const SCORECARD_GROUP: &str = "scorecard.operatorframework.io";
+
+/// The project's scorecard `Configuration` as operator-sdk writes it to
+/// `tests/scorecard/config.yaml`: read into operator-framework/api's v1alpha3 type and
+/// written back, so unknown fields are dropped and every `storage` is spelled out
+/// (`storage: {spec: {mountPath: {}}}` per test and at the top). `None` when it has no
+/// `metadata.name`: operator-sdk skips such a config.
+pub fn scorecard_config_from(cfg: &Value) -> Option<Value> {
+    let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let name = cfg
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if name.is_empty() {
+        return None;
+    }
+    let storage = |v: Option<&Value>| {
+        let mut mount = serde_json::Map::new();
+        if let Some(p) = v
+            .and_then(|s| s.pointer("/spec/mountPath/path"))
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+        {
+            mount.insert("path".into(), json!(p));
+        }
+        json!({"spec": {"mountPath": mount}})
+    };
+    let non_empty = |v: Option<&Value>| {
+        v.filter(|v| {
+            !v.is_null()
+                && v.as_array().is_none_or(|a| !a.is_empty())
+                && v.as_object().is_none_or(|m| !m.is_empty())
+        })
+        .cloned()
+    };
+    let stages = cfg.get("stages").and_then(Value::as_array).map(|stages| {
+        stages
+            .iter()
+            .map(|st| {
+                let mut out = serde_json::Map::new();
+                if st.get("parallel").and_then(Value::as_bool) == Some(true) {
+                    out.insert("parallel".into(), json!(true));
+                }
+                let tests = st.get("tests").and_then(Value::as_array).map(|tests| {
+                    tests
+                        .iter()
+                        .map(|t| {
+                            let mut o = serde_json::Map::new();
+                            if let Some(e) = non_empty(t.get("entrypoint")) {
+                                o.insert("entrypoint".into(), e);
+                            }
+                            o.insert("image".into(), json!(str_of(t, "image")));
+                            if let Some(l) = non_empty(t.get("labels")) {
+                                o.insert("labels".into(), l);
+                            }
+                            o.insert("storage".into(), storage(t.get("storage")));
+                            let id = str_of(t, "uniqueID");
+                            if !id.is_empty() {
+                                o.insert("uniqueID".into(), json!(id));
+                            }
+                            Value::Object(o)
+                        })
+                        .collect::<Vec<_>>()
+                });
+                out.insert("tests".into(), json!(tests));
+                Value::Object(out)
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut out = serde_json::Map::new();
+    for k in ["apiVersion", "kind"] {
+        let v = str_of(cfg, k);
+        if !v.is_empty() {
+            out.insert(k.into(), json!(v));
+        }
+    }
+    out.insert("metadata".into(), json!({"name": name}));
+    let sa = str_of(cfg, "serviceaccount");
+    if !sa.is_empty() {
+        out.insert("serviceaccount".into(), json!(sa));
+    }
+    out.insert("stages".into(), json!(stages));
+    out.insert("storage".into(), storage(cfg.get("storage")));
+    Some(Value::Object(out))
+}
+
+/// `alm-examples` as operator-sdk writes it: Go's `json.MarshalIndent` (two spaces, keys
+/// sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped). Those characters only occur inside
+/// JSON strings, so escaping the text is escaping the strings.
+pub fn alm_examples(examples: &[Value]) -> String {
+    let text = serde_json::to_string_pretty(examples).unwrap_or_else(|_| "[]".into());
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// operator-sdk's default scorecard configuration: the basic spec check and the five OLM
 /// checks, all run in parallel from one image.
 pub fn scorecard_config(image: &str) -> Value {
@@ -181,23 +287,23 @@ pub fn sort_keys(v: &mut Value) {
 
 /// `createdAt` for content that changed: `SOURCE_DATE_EPOCH` when set (reproducible builds,
 /// parsed as for image configs), else the current time.
-pub fn created_at_for_new_content() -> Result<String, crate::image::EpochError> {
+pub fn created_at_for_new_content() -> Result<String, crate::reproducible::EpochError> {
     let set = std::env::var("SOURCE_DATE_EPOCH").is_ok_and(|v| !v.trim().is_empty());
     let secs = if set {
-        crate::image::source_date_epoch()?
+        crate::reproducible::source_date_epoch()?
     } else {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0)
     };
-    Ok(crate::image::rfc3339(secs))
+    Ok(crate::reproducible::rfc3339(secs))
 }
 
 /// RFC 3339 UTC (`2026-11-21T22:14:01Z`) from seconds since the epoch, without a date crate.
 pub fn rfc3339_utc(secs: i64) -> String {
     // Times before 1970 cannot come from SOURCE_DATE_EPOCH or the clock; clamp rather than wrap.
-    crate::image::rfc3339(u64::try_from(secs).unwrap_or(0))
+    crate::reproducible::rfc3339(u64::try_from(secs).unwrap_or(0))
 }
 
 #[cfg(test)]

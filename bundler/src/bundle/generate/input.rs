@@ -12,7 +12,8 @@ use crate::yaml;
 /// One object of the input, with where it came from for error messages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceObject {
-    /// `file` or `file#<n>` (1-based document number when the file holds several).
+    /// `file:<line>` (where the object's document starts), or `file#<n>` (1-based document
+    /// number) when the lines cannot be told.
     pub source: String,
     pub object: Value,
 }
@@ -36,6 +37,19 @@ impl SourceObject {
             .and_then(Value::as_str)
             .unwrap_or("")
     }
+    /// A workload's pod containers, then its init containers.
+    pub fn pod_containers(&self) -> Vec<&Value> {
+        ["containers", "initContainers"]
+            .iter()
+            .flat_map(|key| {
+                self.object
+                    .pointer(&format!("/spec/template/spec/{key}"))
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+            })
+            .collect()
+    }
     /// The API group (`""` for the core group).
     pub fn group(&self) -> &str {
         self.api_version()
@@ -46,19 +60,48 @@ impl SourceObject {
 }
 
 /// Parses a multi-document stream. `List` objects (`kubectl get -o yaml`) are flattened.
+/// Each object's origin is `<name>:<line>`, the line its document starts at.
 pub fn parse_stream(name: &str, text: &str) -> Result<Vec<SourceObject>, GenerateError> {
     let docs = yaml::parse_documents(Path::new(name), text)?;
+    let starts = document_lines(text).filter(|l| l.len() == docs.len());
     let many = docs.len() > 1;
     let mut out = Vec::new();
     for (i, doc) in docs.into_iter().enumerate() {
-        let source = if many {
-            format!("{name}#{}", i + 1)
-        } else {
-            name.to_string()
+        let source = match &starts {
+            Some(lines) => format!("{name}:{}", lines[i]),
+            None if many => format!("{name}#{}", i + 1),
+            None => name.to_string(),
         };
         push_flattened(source, doc, &mut out)?;
     }
     Ok(out)
+}
+
+/// The 1-based line of the first content line of every non-empty document (`---`
+/// separators at column 0; blank and comment-only documents skipped, as the parser skips
+/// them). `None` when the text uses anything this simple reading cannot follow.
+fn document_lines(text: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut current: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let is_separator = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
+        if is_separator {
+            out.extend(current.take());
+            if !line[3..].trim().is_empty() && !line[3..].trim_start().starts_with('#') {
+                return None; // content on the separator line
+            }
+            continue;
+        }
+        if line.starts_with("...") || line.starts_with('%') {
+            return None;
+        }
+        let t = line.trim();
+        if current.is_none() && !t.is_empty() && !t.starts_with('#') {
+            current = Some(i + 1);
+        }
+    }
+    out.extend(current);
+    Some(out)
 }
 
 fn push_flattened(
@@ -90,6 +133,15 @@ fn push_flattened(
         object: doc,
     });
     Ok(())
+}
+
+/// Reads the manifests at `path`: a directory as [`read_dir`] does, or one multi-document file.
+pub fn read_path(path: &Path) -> Result<Vec<SourceObject>, GenerateError> {
+    if path.is_dir() {
+        return read_dir(path);
+    }
+    let bytes = yaml::read_file(path)?;
+    parse_stream(&path.display().to_string(), yaml::utf8(path, &bytes)?)
 }
 
 /// Reads every `.yaml`, `.yml` and `.json` file under `dir` (recursively, in path order;
@@ -129,4 +181,19 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), GenerateError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_name_the_line_each_document_starts_at() {
+        let text = "# header\n---\napiVersion: v1\nkind: A\n---\n# only a comment\n---\n\napiVersion: v1\nkind: B\n";
+        let objs = parse_stream("s.yaml", text).unwrap();
+        let origins: Vec<&str> = objs.iter().map(|o| o.source.as_str()).collect();
+        assert_eq!(origins, ["s.yaml:3", "s.yaml:9"]);
+        let objs = parse_stream("one.yaml", "kind: A\napiVersion: v1\n").unwrap();
+        assert_eq!(objs[0].source, "one.yaml:1");
+    }
 }

@@ -1,21 +1,29 @@
 //! `olm bundle generate`: an operator's manifests and a hand-written CSV base in, a complete
-//! registry+v1 bundle out, as a [`FileTree`] (nothing touches the disk here).
+//! registry+v1 bundle out, as a [`FileTree`] (nothing touches the disk here). By default the
+//! bundle is what `operator-sdk generate bundle` makes of the same input; what goes further
+//! is opt-in ([`GenerateOptions::related_images_from_containers`],
+//! [`GenerateOptions::fill_crd_descriptions`]).
 //!
 //! What lands where:
 //! - CRDs become `manifests/<group>_<plural>.yaml` and owned-CRD entries of the CSV;
 //! - Deployments become the CSV's install strategy (WATCH_NAMESPACE is mapped to
-//!   `metadata.annotations['olm.targetNamespaces']`), their images `relatedImages`;
+//!   `metadata.annotations['olm.targetNamespaces']`), their `RELATED_IMAGE_*` variables
+//!   `relatedImages`;
 //! - Roles and ClusterRoles bound to the Deployments' ServiceAccounts become `permissions`
 //!   and `clusterPermissions`; those ServiceAccounts are left to OLM, which creates them;
 //! - custom resources of the CRDs become `alm-examples`;
-//! - Namespaces are dropped and `metadata.namespace` stripped: OLM installs into the
-//!   OperatorGroup's namespace;
+//! - webhook configurations become `webhookdefinitions` (their Service stays a manifest);
+//! - the scorecard `Configuration` becomes `tests/scorecard/config.yaml`;
+//! - cert-manager objects and Namespaces are dropped and `metadata.namespace` stripped from
+//!   the manifests: OLM installs into the OperatorGroup's namespace and issues webhook
+//!   serving certificates itself ([`certs`]);
 //! - every other object of a kind registry+v1 supports is written as-is; any other kind is an
-//!   error naming the file and kind.
+//!   error naming the file, line and kind.
 //!
 //! Determinism: keys are sorted, files named from content, and `createdAt` is carried over
 //! from the previous output when nothing else changed (see [`GenerateOptions::created_at`]).
 
+use crate::grammar::{k8s_names, semver_range};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -26,6 +34,8 @@ use crate::bundle::validate::{Finding, Level};
 use crate::fsx::FileTree;
 use crate::yaml::{self, YamlError};
 
+pub mod certs;
+pub mod config;
 pub mod csv;
 pub mod diff;
 pub mod files;
@@ -75,6 +85,15 @@ pub struct GenerateOptions {
     pub scorecard_image: Option<String>,
     /// ServiceAccounts besides the Deployments' whose RBAC goes into the CSV.
     pub extra_service_accounts: Vec<String>,
+    /// Beyond operator-sdk: also list every container image in `relatedImages` (named after
+    /// the container), keep the base's entries, and set the `containerImage` annotation to the
+    /// operator's image. operator-sdk lists only `RELATED_IMAGE_*` variables (and every image
+    /// only with `--use-image-digests`, pinned by digest).
+    pub related_images_from_containers: bool,
+    /// Beyond operator-sdk: fill an owned CRD's empty `displayName` (from its kind) and
+    /// `description` (from its schema). `operator-sdk generate bundle` never fills them; its
+    /// `generate kustomize manifests` writes them into the base of Go projects.
+    pub fill_crd_descriptions: bool,
     /// The `createdAt` for a bundle whose content changed (RFC 3339). When the previous
     /// output, re-rendered with its own createdAt, is byte-identical to what we would write,
     /// its createdAt is kept instead, so regenerating an unchanged bundle is a no-op. The CLI
@@ -116,7 +135,7 @@ fn render(file: &str, v: &Value) -> Result<String, GenerateError> {
 /// Checks options before doing any work, so mistakes are reported against the flag.
 fn check_options(o: &GenerateOptions) -> Result<(), GenerateError> {
     let bad = |m: String| Err(GenerateError::Options(m));
-    if !crate::bundle::names::dns1123_subdomain(&o.package).is_empty() || o.package.contains('.') {
+    if !k8s_names::dns1123_subdomain(&o.package).is_empty() || o.package.contains('.') {
         return bad(format!(
             "--package {:?}: must be a lowercase name of letters, digits and '-' (e.g. reverse-words-operator)",
             o.package
@@ -136,12 +155,12 @@ fn check_options(o: &GenerateOptions) -> Result<(), GenerateError> {
         ));
     }
     if let Some(r) = &o.skip_range
-        && let Err(e) = crate::bundle::names::check_range(r)
+        && let Err(e) = semver_range::Range::parse(r)
     {
-        return bad(format!("--skip-range {r:?}: {e}"));
+        return bad(format!("--skip-range {r:?}: invalid version range: {e}"));
     }
     if let Some(k) = &o.min_kube_version
-        && crate::bundle::names::parse_strict(k).is_err()
+        && semver_range::parse_version(k).is_err()
     {
         return bad(format!(
             "--min-kube-version {k:?}: must be a full semantic version such as 1.25.0"
@@ -188,7 +207,8 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
     // Classify.
     let mut crds = Vec::new();
     let mut deployments = Vec::new();
-    for o in objects {
+    let mut scorecard: Option<usize> = None;
+    for (i, o) in objects.iter().enumerate() {
         if o.kind().is_empty() || o.api_version().is_empty() {
             return Err(GenerateError::Input {
                 origin: o.source.clone(),
@@ -208,6 +228,18 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
             }
             "CustomResourceDefinition" => crds.push(o),
             "Deployment" => deployments.push(o),
+            "Configuration" if o.group() == files::SCORECARD_GROUP => {
+                if let Some(first) = scorecard {
+                    return Err(GenerateError::Input {
+                        origin: o.source.clone(),
+                        message: format!(
+                            "a second scorecard Configuration (the first is {}); keep one (config/scorecard)",
+                            objects[first].source
+                        ),
+                    });
+                }
+                scorecard = Some(i);
+            }
             _ => {}
         }
     }
@@ -239,6 +271,7 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
     warnings.extend(perms.warnings.iter().cloned());
     let hooks = webhooks::collect(objects, &deployments)?;
     warnings.extend(hooks.warnings.iter().cloned());
+    let dropped_certs = certs::drop_cert_manager(objects);
 
     // Everything that is not folded into the CSV.
     let mut examples = Vec::new();
@@ -247,6 +280,8 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         let kind = obj.kind();
         if perms.consumed.contains(&i)
             || hooks.consumed.contains(&i)
+            || dropped_certs.consumed.contains(&i)
+            || scorecard == Some(i)
             || matches!(
                 kind,
                 "Deployment" | "Namespace" | "CustomResourceDefinition"
@@ -259,7 +294,6 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         }
         if crd_kinds.contains(&(obj.group().to_string(), kind.to_string())) {
             let mut ex = obj.object.clone();
-            strip_namespace(&mut ex);
             files::sort_keys(&mut ex);
             examples.push(ex);
             continue;
@@ -297,6 +331,25 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         manifests.insert(file, (obj.source.clone(), v));
     }
 
+    // Secret volumes that would keep the operator's pod from starting under OLM.
+    let bundle_secrets: BTreeSet<&str> = manifests
+        .values()
+        .filter(|(_, v)| v.get("kind").and_then(Value::as_str) == Some("Secret"))
+        .filter_map(|(_, v)| v.pointer("/metadata/name").and_then(Value::as_str))
+        .collect();
+    let webhook_deployments: BTreeSet<&str> = hooks
+        .definitions
+        .iter()
+        .filter_map(|d| d.get("deploymentName").and_then(Value::as_str))
+        .collect();
+    warnings.extend(certs::check_secret_volumes(
+        &deployments,
+        &bundle_secrets,
+        &dropped_certs,
+        &webhook_deployments,
+    )?);
+    warnings.extend(dropped_certs.notes(&deployments, &webhook_deployments));
+
     // The CSV.
     let base_owned = base
         .get("spec")
@@ -304,7 +357,7 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let (owned, dropped) = csv::owned_crds(&crds, &base_owned);
+    let (owned, dropped) = csv::owned_crds(&crds, &base_owned, o.fill_crd_descriptions);
     warnings.extend(dropped);
     let base_related = base
         .get("spec")
@@ -312,7 +365,17 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let related = csv::related_images(&base_related, &deployments)?;
+    let related = if o.related_images_from_containers {
+        csv::related_images(&base_related, &deployments)?
+    } else {
+        if !base_related.is_empty() {
+            warnings.push(format!(
+                "{}: spec.relatedImages of the CSV base replaced by the RELATED_IMAGE_* variables of the Deployments, as operator-sdk does (--related-images-from-containers keeps them)",
+                input.csv_base_path.display()
+            ));
+        }
+        csv::related_images_from_env(&deployments)?
+    };
     let install_deployments = deployments
         .iter()
         .map(|d| csv::deployment_spec(d))
@@ -330,7 +393,6 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
             .as_object_mut()
             .expect("metadata was just made a map");
         meta.insert("name".into(), json!(csv_name));
-        meta.remove("namespace");
         meta.remove("creationTimestamp");
         let ann = meta.entry("annotations").or_insert_with(|| json!({}));
         if !ann.is_object() {
@@ -345,20 +407,11 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
                 ));
             }
         }
-        if !examples.is_empty() {
-            let text =
-                serde_json::to_string_pretty(&examples).map_err(|e| GenerateError::Render {
-                    file: "alm-examples".into(),
-                    message: e.to_string(),
-                })?;
-            ann.insert("alm-examples".into(), json!(text));
-        } else if !ann.contains_key("alm-examples") {
-            ann.insert("alm-examples".into(), json!("[]"));
-        }
-        if !ann.contains_key("capabilities") {
-            ann.insert("capabilities".into(), json!("Basic Install"));
-        }
-        if let Some(img) = csv::operator_image(&deployments) {
+        // operator-sdk replaces alm-examples with the samples of the stream, `[]` when none.
+        ann.insert("alm-examples".into(), json!(files::alm_examples(&examples)));
+        if o.related_images_from_containers
+            && let Some(img) = csv::operator_image(&deployments)
+        {
             ann.insert("containerImage".into(), json!(img));
         }
         if let Some(r) = &o.skip_range {
@@ -409,9 +462,19 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
             "install".into(),
             json!({"spec": install_spec, "strategy": "deployment"}),
         );
+        // Both sections are structs in operator-sdk's CSV type: always written, `{}` when empty.
+        if !spec
+            .get("apiservicedefinitions")
+            .is_some_and(Value::is_object)
+        {
+            spec.insert("apiservicedefinitions".into(), json!({}));
+        }
         let crd_section = spec
             .entry("customresourcedefinitions")
             .or_insert_with(|| json!({}));
+        if crd_section.is_null() {
+            *crd_section = json!({});
+        }
         if !crd_section.is_object() {
             return Err(base_err(
                 "spec.customresourcedefinitions",
@@ -426,10 +489,9 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         } else {
             crd_section["owned"] = json!(owned);
         }
-        if crd_section.as_object().is_some_and(Map::is_empty) {
-            spec.remove("customresourcedefinitions");
-        }
-        if !hooks.definitions.is_empty() {
+        if hooks.definitions.is_empty() {
+            spec.remove("webhookdefinitions");
+        } else {
             spec.insert("webhookdefinitions".into(), json!(hooks.definitions));
         }
         if related.is_empty() {
@@ -447,6 +509,21 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
     if !problems.is_empty() {
         return Err(GenerateError::InvalidCsv(problems));
     }
+
+    // The scorecard configuration: the project's own (config/scorecard in the stream), else
+    // the default one when asked for.
+    let scorecard_config = match scorecard {
+        Some(i) => {
+            if o.scorecard_image.is_some() {
+                warnings.push(format!(
+                    "{}: the manifests' scorecard Configuration is written; --scorecard/--scorecard-image ignored",
+                    objects[i].source
+                ));
+            }
+            files::scorecard_config_from(&objects[i].object)
+        }
+        None => o.scorecard_image.as_deref().map(files::scorecard_config),
+    };
 
     // The tree, first with the previous createdAt (if any), to see whether anything changed.
     let csv_path = PathBuf::from(format!(
@@ -474,7 +551,7 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         tree.insert(&file, render(&file, &v)?);
     }
     let core = files::core_annotations(&o.package, &o.channels, o.default_channel.as_deref());
-    let tests = if o.scorecard_image.is_some() {
+    let tests = if scorecard_config.is_some() {
         files::test_annotations()
     } else {
         Vec::new()
@@ -487,13 +564,10 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         "bundle.Dockerfile",
         files::dockerfile(&core, &extra, &tests),
     );
-    if let Some(image) = &o.scorecard_image {
+    if let Some(config) = &scorecard_config {
         tree.insert(
             "tests/scorecard/config.yaml",
-            render(
-                "tests/scorecard/config.yaml",
-                &files::scorecard_config(image),
-            )?,
+            render("tests/scorecard/config.yaml", config)?,
         );
     }
 
@@ -552,9 +626,6 @@ pub fn take_csv_base(
 
 fn hint_for_kind(kind: &str) -> &'static str {
     match kind {
-        "Certificate" | "Issuer" | "ClusterIssuer" => {
-            ". OLM provides webhook certificates itself; leave cert-manager objects out of the bundle input"
-        }
         "StatefulSet" | "DaemonSet" | "Pod" | "Job" | "CronJob" | "ReplicaSet" => {
             ". Only Deployments can be installed, through the CSV's install strategy"
         }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::v::{arr_at, str_at};
 use super::{Ctx, Finding};
-use crate::bundle::names;
+use crate::grammar::image_ref;
 
 const V: &str = "bundle";
 
@@ -144,7 +144,7 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
                 .hint("give the full pull spec, preferably by digest"),
             ),
             img => {
-                if let Err(e) = names::check_image_reference(img) {
+                if let Err(e) = image_ref::validate(img) {
                     out.push(
                         Finding::error(
                             V,

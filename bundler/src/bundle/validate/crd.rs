@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::v::{arr_at, str_at, type_name};
 use super::{Ctx, Finding};
 use crate::bundle::load::Manifest;
-use crate::bundle::names;
+use crate::grammar::{k8s_names, request_uri};
 
 const V: &str = "crd";
 const APPROVAL: &str = "api-approved.kubernetes.io";
@@ -71,7 +71,7 @@ pub fn validate_crd(m: &Manifest) -> Vec<Finding> {
             "Required value: name or generateName is required".into(),
         ));
     } else {
-        for e in names::dns1123_subdomain(name) {
+        for e in k8s_names::dns1123_subdomain(name) {
             out.push(err(
                 "metadata.name",
                 format!("Invalid value: {name:?}: {e}"),
@@ -92,7 +92,7 @@ pub fn validate_crd(m: &Manifest) -> Vec<Finding> {
     if group.is_empty() {
         out.push(err("spec.group", "Required value".into()));
     } else {
-        for e in names::dns1123_subdomain(group) {
+        for e in k8s_names::dns1123_subdomain(group) {
             out.push(err("spec.group", format!("Invalid value: {group:?}: {e}")));
         }
         if !group.contains('.') {
@@ -174,7 +174,7 @@ pub fn validate_crd(m: &Manifest) -> Vec<Finding> {
                     "Required value".into(),
                 ));
             } else {
-                for e in names::dns1035_label(v.name) {
+                for e in k8s_names::dns1035_label(v.name) {
                     out.push(err(
                         &format!("spec.versions[{i}].name"),
                         format!("Invalid value: {:?}: {e}", v.name),
@@ -305,7 +305,7 @@ pub fn validate_crd(m: &Manifest) -> Vec<Finding> {
                     .enumerate()
                 {
                     if let Some(s) = rv.as_str()
-                        && !names::dns1035_label(s).is_empty()
+                        && !k8s_names::dns1035_label(s).is_empty()
                     {
                         out.push(err(
                             &format!("spec.conversion.conversionReviewVersions[{i}]"),
@@ -350,7 +350,7 @@ pub fn validate_crd(m: &Manifest) -> Vec<Finding> {
                     .field(field)
                     .hint("groups ending in k8s.io or kubernetes.io belong to Kubernetes: move the CRD to your own domain, or annotate it with the URL of its API review (or a reason starting with \"unapproved\")"),
             ),
-            Some(v) if v.starts_with("unapproved") || names::check_request_uri(v).is_ok() => {}
+            Some(v) if v.starts_with("unapproved") || request_uri::check(v).is_ok() => {}
             Some(v) => out.push(
                 Finding::error(V, "api-approval", format!("{field}: Invalid value: {v:?}: protected groups must have approval annotation {APPROVAL:?} with either a URL or a reason starting with \"unapproved\", {KEP}"))
                     .file(m.file.clone())
@@ -376,7 +376,7 @@ fn names_checks(spec: &Value, err: &Err<'_>, out: &mut Vec<Finding>) {
     if plural.is_empty() {
         out.push(err("spec.names.plural", "Required value".into()));
     } else {
-        for e in names::dns1035_label(plural) {
+        for e in k8s_names::dns1035_label(plural) {
             out.push(err(
                 "spec.names.plural",
                 format!("Invalid value: {plural:?}: {e}"),
@@ -385,7 +385,7 @@ fn names_checks(spec: &Value, err: &Err<'_>, out: &mut Vec<Finding>) {
     }
     let singular = n("singular");
     if !singular.is_empty() {
-        for e in names::dns1035_label(singular) {
+        for e in k8s_names::dns1035_label(singular) {
             out.push(err(
                 "spec.names.singular",
                 format!("Invalid value: {singular:?}: {e}"),
@@ -396,7 +396,7 @@ fn names_checks(spec: &Value, err: &Err<'_>, out: &mut Vec<Finding>) {
     if kind.is_empty() {
         out.push(err("spec.names.kind", "Required value".into()));
     } else {
-        for e in names::dns1035_label(&kind.to_lowercase()) {
+        for e in k8s_names::dns1035_label(&kind.to_lowercase()) {
             out.push(err(
                 "spec.names.kind",
                 format!("Invalid value: {kind:?}: {e}"),
@@ -405,7 +405,7 @@ fn names_checks(spec: &Value, err: &Err<'_>, out: &mut Vec<Finding>) {
     }
     let list_kind = n("listKind");
     if !list_kind.is_empty() {
-        for e in names::dns1035_label(&list_kind.to_lowercase()) {
+        for e in k8s_names::dns1035_label(&list_kind.to_lowercase()) {
             out.push(err(
                 "spec.names.listKind",
                 format!("Invalid value: {list_kind:?}: {e}"),
@@ -421,7 +421,7 @@ fn names_checks(spec: &Value, err: &Err<'_>, out: &mut Vec<Finding>) {
     for key in ["shortNames", "categories"] {
         for (i, s) in arr_at(spec, &format!("/names/{key}")).iter().enumerate() {
             let s = s.as_str().unwrap_or("");
-            for e in names::dns1035_label(s) {
+            for e in k8s_names::dns1035_label(s) {
                 out.push(err(
                     &format!("spec.names.{key}[{i}]"),
                     format!("Invalid value: {s:?}: {e}"),

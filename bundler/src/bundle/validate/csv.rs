@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::v::{arr_at, is_set, str_at, type_name};
 use super::{Ctx, Finding};
-use crate::bundle::names;
+use crate::grammar::{k8s_names, semver_range};
 
 const V: &str = "csv";
 
@@ -56,9 +56,9 @@ pub fn validate_csv(csv: &Value) -> Vec<Finding> {
     }
     type_checks(csv, &mut out, name);
 
-    let name_errs = names::dns1123_subdomain(name)
+    let name_errs = k8s_names::dns1123_subdomain(name)
         .into_iter()
-        .chain(names::label_value(name))
+        .chain(k8s_names::label_value(name))
         .collect::<Vec<_>>();
     if !name_errs.is_empty() {
         out.push(
@@ -68,9 +68,9 @@ pub fn validate_csv(csv: &Value) -> Vec<Finding> {
         );
     }
     if let Some(replaces) = str_at(csv, "/spec/replaces").filter(|r| !r.is_empty()) {
-        let errs = names::dns1123_subdomain(replaces)
+        let errs = k8s_names::dns1123_subdomain(replaces)
             .into_iter()
-            .chain(names::label_value(replaces))
+            .chain(k8s_names::label_value(replaces))
             .collect::<Vec<_>>();
         if !errs.is_empty() {
             out.push(
@@ -153,7 +153,7 @@ pub fn validate_csv(csv: &Value) -> Vec<Finding> {
             if let Some(range) = ann.get("olm.skipRange") {
                 match range.as_str() {
                     Some(r) => {
-                        if let Err(e) = names::check_range(r) {
+                        if let Err(e) = semver_range::Range::parse(r) {
                             out.push(
                                 err(
                                     "skip-range",
@@ -245,7 +245,7 @@ pub fn validate_csv(csv: &Value) -> Vec<Finding> {
         None | Some(Value::Null) => out.push(min_kube_missing(name)),
         Some(Value::String(s)) if s.is_empty() => out.push(min_kube_missing(name)),
         Some(Value::String(s)) => {
-            if let Err(e) = names::parse_strict(s) {
+            if let Err(e) = semver_range::parse_version(s) {
                 out.push(
                     err(
                         "min-kube-version",
@@ -351,7 +351,7 @@ fn type_checks(csv: &Value, out: &mut Vec<Finding>, name: &str) {
         }
     }
     if let Some(Value::String(v)) = csv.pointer("/spec/version")
-        && let Err(e) = names::parse_tolerant(v)
+        && let Err(e) = semver_range::parse_version_tolerant(v)
     {
         out.push(
             Finding::error(

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::v::{arr_at, str_at};
 use super::{Ctx, Finding};
-use crate::bundle::names;
+use crate::grammar::semver_range;
 
 const V: &str = "deprecated-apis";
 
@@ -101,7 +101,7 @@ pub fn validate(ctx: &Ctx<'_>, k8s_version: Option<&semver::Version>) -> Vec<Fin
         .filter(|s| !s.is_empty())
     {
         None => None,
-        Some(s) => match names::parse_tolerant(s) {
+        Some(s) => match semver_range::parse_version_tolerant(s) {
             Ok(v) => Some(v),
             Err(_) => {
                 out.push(

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{Ctx, Finding};
 use crate::bundle::load::keys;
-use crate::bundle::names;
+use crate::grammar::semver_range;
 
 const V: &str = "format";
 const ANNOTATIONS: &str = "metadata/annotations.yaml";
@@ -336,7 +336,7 @@ fn dependency(i: usize, dep: &Value, out: &mut Vec<Finding>) {
             let version = s("version");
             if version.is_empty() {
                 out.push(err("Package version is empty".into()));
-            } else if let Err(e) = names::check_range(version) {
+            } else if let Err(e) = semver_range::Range::parse(version) {
                 out.push(
                     err(format!("Invalid semver format version: {e}"))
                         .hint("use a semver range such as `>=1.2.0 <2.0.0`"),

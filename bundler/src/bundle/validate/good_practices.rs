@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::v::arr_at;
 use super::{Ctx, Finding};
 use crate::bundle::load::keys;
-use crate::bundle::names;
+use crate::grammar::semver_range;
 
 const V: &str = "good-practices";
 
@@ -138,7 +138,7 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
     // Name convention: <operator-name>.v<semver>.
     match name.split_once(".v") {
         Some((_, version)) if !name[name.find(".v").map(|i| i + 2).unwrap_or(0)..].contains(".v") => {
-            if names::parse_strict(version).is_err() {
+            if semver_range::parse_version(version).is_err() {
                 out.push(
                     warn("name-convention", format!("csv.metadata.Name {name} is not following the versioning convention (MAJOR.MINOR.PATCH e.g 0.0.1): https://semver.org/"))
                         .field("metadata.name"),

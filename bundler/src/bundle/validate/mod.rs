@@ -27,6 +27,7 @@ pub mod good_practices;
 pub mod locate;
 pub mod object;
 pub mod objects;
+pub mod olmv1;
 pub mod operatorhub;
 pub mod size;
 
@@ -146,6 +147,10 @@ pub enum Suite {
     GoodPractices,
     DeprecatedApis,
     Object,
+    /// What operator-controller (OLM v1) refuses, standard feature set.
+    OlmV1,
+    /// The same with the experimental feature set (SingleOwnNamespaceInstallSupport).
+    OlmV1Experimental,
 }
 
 impl Suite {
@@ -158,6 +163,9 @@ impl Suite {
         Suite::Object,
     ];
 
+    /// Our own suites: not part of operator-sdk's `all`.
+    pub const EXTRA: [Suite; 2] = [Suite::OlmV1, Suite::OlmV1Experimental];
+
     pub fn name(self) -> &'static str {
         match self {
             Suite::OperatorHub => "operatorhub",
@@ -166,6 +174,8 @@ impl Suite {
             Suite::GoodPractices => "good-practices",
             Suite::DeprecatedApis => "deprecated-apis",
             Suite::Object => "object",
+            Suite::OlmV1 => "olmv1",
+            Suite::OlmV1Experimental => "olmv1-experimental",
         }
     }
 
@@ -183,11 +193,14 @@ impl Suite {
             "good-practices" | "goodpractices" => vec![Suite::GoodPractices],
             "deprecated-apis" | "alpha-deprecated-apis" => vec![Suite::DeprecatedApis],
             "object" | "objects" => vec![Suite::Object],
+            "olmv1" | "olm-v1" => vec![Suite::OlmV1],
+            "olmv1-experimental" | "olm-v1-experimental" => vec![Suite::OlmV1Experimental],
             "all" | "suite=operatorframework" => Suite::ALL.to_vec(),
             other => {
                 return Err(format!(
-                    "unknown validator suite {other:?}; known: {}, all",
-                    Suite::ALL.map(Suite::name).join(", ")
+                    "unknown validator suite {other:?}; known: {}, {}, all",
+                    Suite::ALL.map(Suite::name).join(", "),
+                    Suite::EXTRA.map(Suite::name).join(", ")
                 ));
             }
         })
@@ -283,6 +296,14 @@ pub fn validate(bundle: &BundleDir, opts: &Options) -> Report {
                 Suite::GoodPractices => good_practices::validate(&ctx),
                 Suite::DeprecatedApis => deprecated_apis::validate(&ctx, opts.k8s_version.as_ref()),
                 Suite::Object => object::validate(&ctx),
+                Suite::OlmV1 => olmv1::validate(&ctx, olmv1::Olmv1Options::default()),
+                Suite::OlmV1Experimental => olmv1::validate(
+                    &ctx,
+                    olmv1::Olmv1Options {
+                        experimental: true,
+                        ..Default::default()
+                    },
+                ),
             });
         }
     }

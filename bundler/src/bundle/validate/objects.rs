@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::{Ctx, Finding};
-use crate::bundle::{kinds, names};
+use crate::bundle::kinds;
+use crate::grammar::k8s_names;
 
 const V: &str = "objects";
 
@@ -97,7 +98,7 @@ pub fn object_meta(obj: &Value) -> Vec<(String, String)> {
     if let Some(ns) = meta.get("namespace").and_then(Value::as_str)
         && !ns.is_empty()
     {
-        for e in names::dns1123_label(ns) {
+        for e in k8s_names::dns1123_label(ns) {
             out.push((
                 "metadata.namespace".into(),
                 format!("metadata.namespace: Invalid value: {ns:?}: {e}"),
@@ -109,7 +110,7 @@ pub fn object_meta(obj: &Value) -> Vec<(String, String)> {
             None | Some(Value::Null) => {}
             Some(Value::Object(map)) => {
                 for (k, v) in map {
-                    for e in names::qualified_name(k) {
+                    for e in k8s_names::qualified_name(k) {
                         out.push((
                             format!("metadata.{key}"),
                             format!("metadata.{key}: Invalid value: {k:?}: {e}"),
@@ -117,7 +118,7 @@ pub fn object_meta(obj: &Value) -> Vec<(String, String)> {
                     }
                     match v {
                         Value::String(s) if check_values => {
-                            for e in names::label_value(s) {
+                            for e in k8s_names::label_value(s) {
                                 out.push((
                                     format!("metadata.{key}[{k}]"),
                                     format!("metadata.{key}: Invalid value: {s:?}: {e}"),

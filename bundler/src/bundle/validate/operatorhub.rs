@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::v::{arr_at, str_at};
 use super::{Ctx, Finding};
-use crate::bundle::names;
+use crate::grammar::{email, request_uri};
 
 const V: &str = "operatorhub";
 /// Icon media types the OperatorHub UI renders.
@@ -40,7 +40,7 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
                 "csv.Spec.Maintainers elements should contain both name and email".into(),
                 &field,
             ));
-        } else if let Err(why) = names::check_email(e) {
+        } else if let Err(why) = email::check(e) {
             out.push(err(
                 format!("csv.Spec.Maintainers email {e} is invalid: mail: {why}"),
                 &format!("{field}.email"),
@@ -56,7 +56,7 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
                 "csv.Spec.Links elements should contain both name and url".into(),
                 &field,
             ));
-        } else if let Err(why) = names::check_request_uri(u) {
+        } else if let Err(why) = request_uri::check(u) {
             out.push(
                 err(
                     format!("csv.Spec.Links url {u} is invalid: parse {u:?}: {why}"),

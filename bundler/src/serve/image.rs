@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::layer::{LayerBuilder, Owner};
-use super::model::Image;
-use super::rootfs::{self, BinarySpec, BuildError};
+use crate::image::layer::{LayerBuilder, Owner};
+use crate::image::model::Image;
+use crate::image::rootfs::{self, BinarySpec, BuildError};
 
 /// The label pointing OLM and opm at the catalog inside the image.
 pub const CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";

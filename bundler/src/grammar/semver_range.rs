@@ -7,6 +7,12 @@
 //! comparison. The parser below follows blang's steps (split, OR groups, wildcard expansion,
 //! comparator parsing) so that the same strings are accepted, rejected and matched, and it
 //! reports blang's error texts, which `opm validate` prints.
+//!
+//! The grammar is blang v4.0.0's (the release OLM, operator-registry and operator-framework/api
+//! pin): there are no hyphen ranges (`1.0.0 - 2.0.0` is read as `1.0.0 2.0.0`, because
+//! `splitAndTrim` drops one-byte parts), no `~` or `^` (not comparators), no `*` or `X`
+//! wildcards and no short versions (`>=1` fails `Parse`); a part is expanded as a wildcard when
+//! it contains an `x` anywhere (`strings.Contains(ap, "x")`), so `1.0.0-x` fails.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -31,7 +37,8 @@ fn ident_chars(s: &str) -> bool {
 }
 
 /// Parses a version strictly (blang `Parse`): exactly `MAJOR.MINOR.PATCH[-pre][+build]`, no `v`
-/// prefix, no leading zeros. Errors carry blang's texts.
+/// prefix, no leading zeros. Errors carry blang's texts (blang v4 `semver.go` `Parse`,
+/// `NewPRVersion`).
 pub fn parse_version(s: &str) -> Result<Version, SemverError> {
     if s.is_empty() {
         return Err(err("Version string empty"));
@@ -40,71 +47,77 @@ pub fn parse_version(s: &str) -> Result<Version, SemverError> {
     if parts.len() != 3 {
         return Err(err("No Major.Minor.Patch elements found"));
     }
-    for (label, p) in [("major", parts[0]), ("minor", parts[1])] {
-        if !only_digits(p) {
-            return Err(err(format!(
-                "Invalid character(s) found in {label} number {p:?}"
-            )));
-        }
-        if p.len() > 1 && p.starts_with('0') {
-            let cap = if label == "major" { "Major" } else { "Minor" };
-            return Err(err(format!(
-                "{cap} number must not contain leading zeroes {p:?}"
-            )));
-        }
-        if p.parse::<u64>().is_err() {
-            return Err(err(format!(
-                "Invalid character(s) found in {label} number {p:?}"
-            )));
-        }
+    number("major", "Major", parts[0])?;
+    number("minor", "Minor", parts[1])?;
+    // blang cuts the build at the first `+`, then the prerelease at the first `-` before it.
+    let mut patch = parts[2];
+    let mut build = None;
+    if let Some(i) = patch.find('+') {
+        build = Some(&patch[i + 1..]);
+        patch = &patch[..i];
     }
-    let rest = parts[2];
-    let sub = rest.find(['+', '-']).unwrap_or(rest.len());
-    let patch = &rest[..sub];
-    if !only_digits(patch) {
-        return Err(err(format!(
-            "Invalid character(s) found in patch number {patch:?}"
-        )));
+    let mut pre = None;
+    if let Some(i) = patch.find('-') {
+        pre = Some(&patch[i + 1..]);
+        patch = &patch[..i];
     }
-    if patch.len() > 1 && patch.starts_with('0') {
-        return Err(err(format!(
-            "Patch number must not contain leading zeroes {patch:?}"
-        )));
-    }
-    let mut tail = &rest[sub..];
-    let mut build = "";
-    if let Some(i) = tail.find('+') {
-        build = &tail[i + 1..];
-        tail = &tail[..i];
-        for b in build.split('.') {
-            if b.is_empty() {
-                return Err(err(format!("Build meta data can not be empty {b:?}")));
-            }
-            if !ident_chars(b) {
+    number("patch", "Patch", patch)?;
+    for p in pre.into_iter().flat_map(|p| p.split('.')) {
+        if p.is_empty() {
+            return Err(err("Prerelease is empty"));
+        }
+        if only_digits(p) {
+            if p.len() > 1 && p.starts_with('0') {
                 return Err(err(format!(
-                    "Invalid character(s) found in build meta data {b:?}"
+                    "Numeric PreRelease version must not contain leading zeroes {p:?}"
                 )));
             }
+            go_parse_uint(p)?;
+        } else if !ident_chars(p) {
+            return Err(err(format!(
+                "Invalid character(s) found in prerelease {p:?}"
+            )));
         }
     }
-    if let Some(pre) = tail.strip_prefix('-') {
-        for p in pre.split('.') {
-            if p.is_empty() {
-                return Err(err("Prerelease is empty"));
-            }
-            if only_digits(p) {
-                if p.len() > 1 && p.starts_with('0') {
-                    return Err(err(format!("Version contains leading zeroes: {p:?}")));
-                }
-            } else if !ident_chars(p) {
-                return Err(err(format!(
-                    "Invalid character(s) found in prerelease {p:?}"
-                )));
-            }
+    for b in build.into_iter().flat_map(|b| b.split('.')) {
+        if b.is_empty() {
+            return Err(err("Build meta data is empty"));
+        }
+        if !ident_chars(b) {
+            return Err(err(format!(
+                "Invalid character(s) found in build meta data {b:?}"
+            )));
         }
     }
-    let _ = build;
     Version::parse(s).map_err(|e| err(e.to_string()))
+}
+
+/// One of major, minor, patch: digits only (blang's `containsOnly` accepts an empty string, which
+/// `strconv.ParseUint` then refuses), no leading zero, fits in 64 bits.
+fn number(label: &str, cap: &str, p: &str) -> Result<u64, SemverError> {
+    if !p.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(err(format!(
+            "Invalid character(s) found in {label} number {p:?}"
+        )));
+    }
+    if p.len() > 1 && p.starts_with('0') {
+        return Err(err(format!(
+            "{cap} number must not contain leading zeroes {p:?}"
+        )));
+    }
+    go_parse_uint(p)
+}
+
+/// Go's `strconv.ParseUint(p, 10, 64)` on a string of ASCII digits, with its error texts.
+fn go_parse_uint(p: &str) -> Result<u64, SemverError> {
+    p.parse::<u64>().map_err(|_| {
+        let why = if p.is_empty() {
+            "invalid syntax"
+        } else {
+            "value out of range"
+        };
+        err(format!("strconv.ParseUint: parsing {p:?}: {why}"))
+    })
 }
 
 /// Parses a version tolerantly (blang `ParseTolerant`): trims spaces, accepts a `v` prefix,
@@ -398,6 +411,215 @@ fn expand_wildcards(groups: Vec<Vec<String>>) -> Result<Vec<Vec<String>>, Semver
         out.push(parts);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod blang_table {
+    //! Verdicts read off blang/semver v4.0.0 `v4/range.go` (`ParseRange`, `splitAndTrim`,
+    //! `splitORParts`, `expandWildcardVersion`, `splitComparatorVersion`, `parseComparator`,
+    //! `buildVersionRange`) and `v4/semver.go` (`Parse`, `NewPRVersion`, `Compare`).
+    use super::*;
+
+    /// `Ok(normalised form)` or `Err(blang's error text)`.
+    const TABLE: &[(&str, Result<&str, &str>)] = &[
+        // Comparators: "", "=", "==", "!", "!=", ">", ">=", "<", "<=" (parseComparator).
+        ("1.0.0", Ok("=1.0.0")),
+        ("=1.0.0", Ok("=1.0.0")),
+        ("==1.0.0", Ok("=1.0.0")),
+        ("!1.0.0", Ok("!=1.0.0")),
+        ("!=1.0.0", Ok("!=1.0.0")),
+        (">1.0.0", Ok(">1.0.0")),
+        (">=1.0.0 <2.0.0", Ok(">=1.0.0 <2.0.0")),
+        ("<=1.0.0", Ok("<=1.0.0")),
+        // splitAndTrim keeps a space after `>`, `<` or `=` inside the part, then deletes it.
+        ("> 1.0.0", Ok(">1.0.0")),
+        (">= 1.0.0 < 2.0.0", Ok(">=1.0.0 <2.0.0")),
+        (">=1.0.0  <2.0.0", Ok(">=1.0.0 <2.0.0")),
+        // AND binds tighter than OR; `||` must stand alone between spaces.
+        ("<2.0.0 || >=3.0.0", Ok("<2.0.0 || >=3.0.0")),
+        (
+            ">1.0.0 <2.0.0 || >3.0.0 !4.2.1",
+            Ok(">1.0.0 <2.0.0 || >3.0.0 !=4.2.1"),
+        ),
+        ("1.0.0 || 2.0.0", Ok("=1.0.0 || =2.0.0")),
+        ("|| 1.0.0", Err("First element in range is '||'")),
+        ("1.0.0 ||", Err("Last element in range is '||'")),
+        ("", Err("Last element in range is '||'")),
+        (
+            "<2.0.0||>=3.0.0",
+            Err(
+                "Could not parse Range \"<2.0.0||>=3.0.0\": Could not parse version \"2.0.0||>=3.0.0\" in \"<2.0.0||>=3.0.0\": Invalid character(s) found in patch number \"0||>=3.0.0\"",
+            ),
+        ),
+        // Wildcards: only a lowercase `x`, expanded by expandWildcardVersion.
+        ("1.x", Ok(">=1.0.0 <2.0.0")),
+        ("1.2.x", Ok(">=1.2.0 <1.3.0")),
+        (">=1.2.x", Ok(">=1.2.0")),
+        ("<=1.2.x", Ok("<1.3.0")),
+        (">1.2.x", Ok(">=1.3.0")),
+        ("<1.2.x", Ok("<1.2.0")),
+        ("!=1.x", Ok("<1.0.0 >=2.0.0")),
+        // `1.x.x` is flattened to 1.0.0 but typed a patch wildcard (three parts): < 1.1.0.
+        ("1.x.x", Ok(">=1.0.0 <1.1.0")),
+        // Any `x` marks a wildcard part: a prerelease `x` is flattened to 0 ...
+        (">=1.0.0-beta.x", Ok(">=1.0.0-beta.0")),
+        // ... and where an increment is needed there is no wildcard type, so no version.
+        (
+            ">1.0.0-beta.x",
+            Err("Could not get version from string: \">=\""),
+        ),
+        ("1.0.0-x", Err("Could not get version from string: \"<\"")),
+        (
+            "1.X",
+            Err(
+                "Could not parse Range \"1.X\": Could not parse version \"1.X\" in \"1.X\": No Major.Minor.Patch elements found",
+            ),
+        ),
+        (
+            "1.2.*",
+            Err(
+                "Could not parse Range \"1.2.*\": Could not parse version \"1.2.*\" in \"1.2.*\": Invalid character(s) found in patch number \"*\"",
+            ),
+        ),
+        // One-byte parts are dropped by splitAndTrim (`last < i-1`, `last < len(s)-1`).
+        ("*", Err("Last element in range is '||'")),
+        ("x", Err("Last element in range is '||'")),
+        ("1", Err("Last element in range is '||'")),
+        ("1.0.0 x", Ok("=1.0.0")),
+        // No hyphen ranges: the lone `-` is dropped, leaving `=1.0.0 =2.0.0` (matches nothing).
+        ("1.0.0 - 2.0.0", Ok("=1.0.0 =2.0.0")),
+        ("xx", Err("Could not get version from string: \"xx\"")),
+        // No `~`, `^`, `=>`, `v` prefixes: parseComparator returns nil.
+        (
+            "~1.2.3",
+            Err("Could not parse Range \"~1.2.3\": Could not parse comparator \"~\" in \"~1.2.3\""),
+        ),
+        (
+            "^1.2.3",
+            Err("Could not parse Range \"^1.2.3\": Could not parse comparator \"^\" in \"^1.2.3\""),
+        ),
+        (
+            "=>1.0",
+            Err("Could not parse Range \"=>1.0\": Could not parse comparator \"=>\" in \"=>1.0\""),
+        ),
+        (
+            ">v0.1.0",
+            Err(
+                "Could not parse Range \">v0.1.0\": Could not parse comparator \">v\" in \">v0.1.0\"",
+            ),
+        ),
+        (
+            "v1.0.0",
+            Err("Could not parse Range \"v1.0.0\": Could not parse comparator \"v\" in \"v1.0.0\""),
+        ),
+        // Versions are strict (Parse, not ParseTolerant).
+        (
+            ">1.0.0 <2",
+            Err(
+                "Could not parse Range \"<2\": Could not parse version \"2\" in \"<2\": No Major.Minor.Patch elements found",
+            ),
+        ),
+        (
+            ">=1",
+            Err(
+                "Could not parse Range \">=1\": Could not parse version \"1\" in \">=1\": No Major.Minor.Patch elements found",
+            ),
+        ),
+        (
+            "1.2",
+            Err(
+                "Could not parse Range \"1.2\": Could not parse version \"1.2\" in \"1.2\": No Major.Minor.Patch elements found",
+            ),
+        ),
+        (
+            "1.2.3.4",
+            Err(
+                "Could not parse Range \"1.2.3.4\": Could not parse version \"1.2.3.4\" in \"1.2.3.4\": Invalid character(s) found in patch number \"3.4\"",
+            ),
+        ),
+        (
+            ">=01.0.0",
+            Err(
+                "Could not parse Range \">=01.0.0\": Could not parse version \"01.0.0\" in \">=01.0.0\": Major number must not contain leading zeroes \"01\"",
+            ),
+        ),
+        (
+            ">=1.0.0-01",
+            Err(
+                "Could not parse Range \">=1.0.0-01\": Could not parse version \"1.0.0-01\" in \">=1.0.0-01\": Numeric PreRelease version must not contain leading zeroes \"01\"",
+            ),
+        ),
+        (
+            ">=1..0",
+            Err(
+                "Could not parse Range \">=1..0\": Could not parse version \"1..0\" in \">=1..0\": strconv.ParseUint: parsing \"\": invalid syntax",
+            ),
+        ),
+        (
+            ">=1.0.0,<2.0.0",
+            Err(
+                "Could not parse Range \">=1.0.0,<2.0.0\": Could not parse version \"1.0.0,<2.0.0\" in \">=1.0.0,<2.0.0\": Invalid character(s) found in patch number \"0,<2.0.0\"",
+            ),
+        ),
+        (
+            ">=1.0.0-rc.1 <1.0.0+build.5",
+            Ok(">=1.0.0-rc.1 <1.0.0+build.5"),
+        ),
+        (">=4.1.0 <4.1.5-0", Ok(">=4.1.0 <4.1.5-0")),
+        (
+            "latest",
+            Err("Could not get version from string: \"latest\""),
+        ),
+        (
+            ">=1.0.0 <=",
+            Err("Could not get version from string: \"<=\""),
+        ),
+    ];
+
+    #[test]
+    fn parse_verdicts_match_blang() {
+        assert!(TABLE.len() >= 40);
+        for (input, want) in TABLE {
+            let got = Range::parse(input)
+                .map(|r| r.normalized())
+                .map_err(|e| e.to_string());
+            let want = want.map(str::to_string).map_err(str::to_string);
+            assert_eq!(got, want, "range {input:?}");
+        }
+    }
+
+    /// `(range, version, inside?)` from blang's `Compare`: prereleases compare by plain
+    /// precedence (npm would exclude `1.5.0-rc.1` from `>=1.0.0 <2.0.0`; blang does not), build
+    /// metadata is ignored.
+    const MATCHES: &[(&str, &str, bool)] = &[
+        (">=1.0.0 <2.0.0", "1.5.0-rc.1", true),
+        (">=1.0.0 <2.0.0", "2.0.0-rc.1", true),
+        (">=1.0.0 <2.0.0", "1.0.0-rc.1", false),
+        ("<1.0.0", "1.0.0-rc", true),
+        ("1.2.x", "1.3.0-alpha", true),
+        ("1.2.x", "1.3.0", false),
+        ("1.x.x", "1.0.9", true),
+        ("1.x.x", "1.1.0", false),
+        ("=1.0.0+b1", "1.0.0+b2", true),
+        ("1.0.0 - 2.0.0", "1.5.0", false),
+        // `!=1.x` expands to `<1.0.0` AND `>=2.0.0` in the same AND group: nothing matches.
+        ("!=1.x", "1.5.0", false),
+        ("!=1.x", "2.0.0", false),
+        ("!=1.x", "0.9.0", false),
+        (">1.0.0 <2.0.0 || >3.0.0 !4.2.1", "4.2.1", false),
+        (">1.0.0 <2.0.0 || >3.0.0 !4.2.1", "3.1.1", true),
+        (">=1.0.0-alpha.1", "1.0.0-alpha.beta", true),
+        (">=1.0.0-alpha.beta", "1.0.0-alpha.1", false),
+    ];
+
+    #[test]
+    fn matches_like_blang() {
+        for (range, version, inside) in MATCHES {
+            let r = Range::parse(range).unwrap();
+            let v = parse_version(version).unwrap();
+            assert_eq!(r.contains(&v), *inside, "{version} in {range}");
+        }
+    }
 }
 
 #[cfg(test)]

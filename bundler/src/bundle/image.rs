@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::layer::{LayerBuilder, LayerError, Owner};
-use super::model::{Image, ImageBuilder};
 use crate::bundle::load::{BundleDir, LoadError, keys};
+use crate::image::layer::{LayerBuilder, LayerError, Owner};
+use crate::image::model::{Image, ImageBuilder};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BundleImageError {

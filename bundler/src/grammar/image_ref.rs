@@ -1,0 +1,340 @@
+//! Image pull specs, read the way OLM reads them: `reference.ParseNormalizedNamed` of
+//! containers/image `docker/reference` (operator-registry's `validateImagePullSpec` imports
+//! `go.podman.io/image/v5/docker/reference`), whose grammar is distribution's `regexp.go`:
+//!
+//! ```text
+//! reference := name [ ":" tag ] [ "@" digest ]
+//! name      := [ domain-and-port "/" ] path-component ( "/" path-component )*
+//! path-component := [a-z0-9]+ ( ( "." | "_" | "__" | "-"+ ) [a-z0-9]+ )*
+//! domain-and-port := ( domain-name | "[" ipv6 "]" ) [ ":" [0-9]+ ]
+//! domain-name := [a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])? ( "." ... )*
+//! tag       := [\w][\w.-]{0,127}
+//! digest    := algorithm ":" [0-9a-fA-F]{32,}, then go-digest's check (sha256/384/512, lower hex)
+//! ```
+//!
+//! `ParseNormalizedNamed` first splits the domain off with `SplitDockerDomain`: the first
+//! component is a domain only when it contains `.` or `:` or is `localhost` (so `UPPER/case` is
+//! a Docker Hub path, and an uppercase path is refused), then prefixes `docker.io/` (and
+//! `library/` for one-component names) before matching.
+
+/// A pull spec `ParseNormalizedNamed` refuses, with its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ImageRefError(String);
+
+fn fail<T>(msg: &str) -> Result<T, ImageRefError> {
+    Err(ImageRefError(msg.to_string()))
+}
+
+/// Checks an image pull spec exactly as `reference.ParseNormalizedNamed` does.
+pub fn validate(s: &str) -> Result<(), ImageRefError> {
+    if s.len() == 64 && s.bytes().all(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9')) {
+        return Err(ImageRefError(format!(
+            "invalid repository name ({s}), cannot specify 64-byte hexadecimal strings"
+        )));
+    }
+    let (domain, remainder) = split_docker_domain(s);
+    let remote = remainder.split(':').next().unwrap_or_default();
+    if remote.to_lowercase() != remote {
+        return fail("invalid reference format: repository name must be lowercase");
+    }
+    parse(&format!("{domain}/{remainder}"))
+}
+
+/// `SplitDockerDomain`: the registry host, or `docker.io` with `library/` for official images.
+pub fn split_docker_domain(name: &str) -> (String, String) {
+    let (mut domain, mut remainder) = match registry_host(name) {
+        Some(host) => (host.to_string(), name[host.len() + 1..].to_string()),
+        None => ("docker.io".to_string(), name.to_string()),
+    };
+    if domain == "index.docker.io" {
+        domain = "docker.io".into();
+    }
+    if domain == "docker.io" && !remainder.contains('/') {
+        remainder = format!("library/{remainder}");
+    }
+    (domain, remainder)
+}
+
+/// The registry host a reference names: its first component when that has a `.` or `:` or is
+/// `localhost` and a path follows (`SplitDockerDomain`'s rule).
+pub fn registry_host(reference: &str) -> Option<&str> {
+    let (first, _) = reference.split_once('/')?;
+    (first.contains(['.', ':']) || first == "localhost").then_some(first)
+}
+
+/// Splits `name[:tag][@digest]` without checking any part: the digest follows the first `@`,
+/// the tag the last `:` that has no `/` after it.
+pub fn split(reference: &str) -> (&str, Option<&str>, Option<&str>) {
+    let (rest, digest) = match reference.split_once('@') {
+        Some((r, d)) => (r, Some(d)),
+        None => (reference, None),
+    };
+    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    match rest[last_slash..].rfind(':') {
+        Some(i) => (
+            &rest[..last_slash + i],
+            Some(&rest[last_slash + i + 1..]),
+            digest,
+        ),
+        None => (rest, None, digest),
+    }
+}
+
+/// `reference.Parse`: match the grammar, then the name length and the digest.
+fn parse(s: &str) -> Result<(), ImageRefError> {
+    let Some((name, digest)) = match_reference(s) else {
+        if s.is_empty() {
+            return fail("repository name must have at least one component");
+        }
+        if match_reference(&s.to_lowercase()).is_some() {
+            return fail("repository name must be lowercase");
+        }
+        return fail("invalid reference format");
+    };
+    if name.len() > 255 {
+        return fail("repository name must not be more than 255 characters");
+    }
+    if let Some(d) = digest {
+        validate_digest(d)?;
+    }
+    Ok(())
+}
+
+/// The anchored `ReferenceRegexp`: returns the name and the digest when `s` matches.
+fn match_reference(s: &str) -> Option<(&str, Option<&str>)> {
+    // No `@` can appear before the digest, and none inside it; a tag follows the last `:` when
+    // no `/` follows it (ports are always followed by a path).
+    let (name, tag, digest) = split(s);
+    if let Some(d) = digest
+        && !digest_pattern(d)
+    {
+        return None;
+    }
+    if let Some(t) = tag
+        && !tag_pattern(t)
+    {
+        return None;
+    }
+    name_pattern(name).then_some((name, digest))
+}
+
+/// `[domain-and-port "/"] path-component ("/" path-component)*`
+fn name_pattern(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('/').collect();
+    if parts.iter().all(|p| path_component(p)) {
+        return true;
+    }
+    parts.len() > 1 && domain_and_port(parts[0]) && parts[1..].iter().all(|p| path_component(p))
+}
+
+fn lower_alnum(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit()
+}
+
+/// `[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*`
+fn path_component(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || !lower_alnum(b[0]) || !lower_alnum(b[b.len() - 1]) {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if lower_alnum(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !lower_alnum(b[i]) {
+            i += 1;
+        }
+        let sep = &s[start..i];
+        if !(sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|c| c == b'-')) {
+            return false;
+        }
+    }
+    true
+}
+
+/// `(domain-name | "[" [a-fA-F0-9:]+ "]") (":" [0-9]+)?`
+fn domain_and_port(s: &str) -> bool {
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let Some(end) = rest.find(']') else {
+            return false;
+        };
+        let inner = &rest[..end];
+        if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_hexdigit() || b == b':') {
+            return false;
+        }
+        (&s[..end + 2], &s[end + 2..])
+    } else {
+        match s.find(':') {
+            Some(i) => (&s[..i], &s[i..]),
+            None => (s, ""),
+        }
+    };
+    let port_ok = port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let host_ok = host.starts_with('[')
+        || host.split('.').all(|c| {
+            let b = c.as_bytes();
+            !b.is_empty()
+                && b[0].is_ascii_alphanumeric()
+                && b[b.len() - 1].is_ascii_alphanumeric()
+                && b.iter().all(|x| x.is_ascii_alphanumeric() || *x == b'-')
+        });
+    port_ok && host_ok
+}
+
+/// `[\w][\w.-]{0,127}`
+fn tag_pattern(t: &str) -> bool {
+    let b = t.as_bytes();
+    !b.is_empty()
+        && b.len() <= 128
+        && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+/// `[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+fn digest_pattern(d: &str) -> bool {
+    let Some((algo, hex)) = d.split_once(':') else {
+        return false;
+    };
+    let algo_ok = algo.split(['-', '_', '+', '.']).all(|c| {
+        let b = c.as_bytes();
+        !b.is_empty() && b[0].is_ascii_alphabetic() && b.iter().all(u8::is_ascii_alphanumeric)
+    });
+    algo_ok && hex.len() >= 32 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// go-digest `Digest.Validate`: a known algorithm with its exact length of lowercase hex.
+fn validate_digest(d: &str) -> Result<(), ImageRefError> {
+    let (algo, hex) = d.split_once(':').unwrap_or((d, ""));
+    let size = match algo {
+        "sha256" => 32,
+        "sha384" => 48,
+        "sha512" => 64,
+        _ => {
+            // Unknown algorithms pass the format regexp (lowercase) or are refused as malformed.
+            let lower_ok = algo
+                .split(['-', '_', '+', '.'])
+                .all(|c| !c.is_empty() && c.bytes().all(lower_alnum))
+                && hex.bytes().all(|b| b.is_ascii_hexdigit());
+            return if lower_ok {
+                fail("unsupported digest algorithm")
+            } else {
+                fail("invalid checksum digest format")
+            };
+        }
+    };
+    if hex.len() != size * 2 {
+        return fail("invalid checksum digest length");
+    }
+    if !hex.bytes().all(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9')) {
+        return fail("invalid checksum digest format");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Verdicts from containers/image `docker/reference` (`normalize.go` ParseNormalizedNamed,
+    //! `reference.go` Parse, `regexp.go`) and opencontainers/go-digest `Digest.Validate`.
+    use super::{registry_host, split, validate};
+
+    const D64: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn splits() {
+        assert_eq!(split("quay.io/a/b:v1"), ("quay.io/a/b", Some("v1"), None));
+        assert_eq!(
+            split("localhost:5000/a/b"),
+            ("localhost:5000/a/b", None, None)
+        );
+        assert_eq!(
+            split("q.io/a:t@sha256:00"),
+            ("q.io/a", Some("t"), Some("sha256:00"))
+        );
+        assert_eq!(registry_host("localhost/a"), Some("localhost"));
+        assert_eq!(registry_host("127.0.0.1:5000/a"), Some("127.0.0.1:5000"));
+        assert_eq!(registry_host("a/b"), None);
+        assert_eq!(registry_host("quay.io"), None);
+    }
+
+    #[test]
+    fn table() {
+        let digest = format!("quay.io/a/b@sha256:{D64}");
+        let tag_and_digest = format!("localhost:5000/a/b:v1@sha256:{D64}");
+        let upper_hex = format!("quay.io/a/b@sha256:{}", D64.to_uppercase());
+        let unknown_algo = format!("quay.io/a/b@md5:{D64}");
+        let long_name = format!("quay.io/{}", "a".repeat(250));
+        let table: Vec<(&str, Result<(), &str>)> = vec![
+            ("busybox", Ok(())),
+            ("busybox:latest", Ok(())),
+            ("library/busybox", Ok(())),
+            ("docker.io/library/busybox:1.36", Ok(())),
+            ("quay.io/org/op:v1.0.0", Ok(())),
+            ("registry.redhat.io/ubi9/ubi-minimal:9.4-1194", Ok(())),
+            ("registry.example.com:5000/a/b-c__d.e:v1.2.3", Ok(())),
+            ("localhost/foo", Ok(())),
+            ("localhost:5000/foo", Ok(())),
+            ("[::1]:5000/foo:bar", Ok(())),
+            ("Quay.io/org/op", Ok(())),
+            ("a---b/c", Ok(())),
+            (&digest, Ok(())),
+            (&tag_and_digest, Ok(())),
+            ("foo:_tag", Ok(())),
+            // SplitDockerDomain does not treat an uppercase first component as a domain.
+            (
+                "UPPER/case",
+                Err("invalid reference format: repository name must be lowercase"),
+            ),
+            (
+                "quay.io/Org/op",
+                Err("invalid reference format: repository name must be lowercase"),
+            ),
+            (
+                "Busybox",
+                Err("invalid reference format: repository name must be lowercase"),
+            ),
+            ("", Err("invalid reference format")),
+            ("a//b", Err("invalid reference format")),
+            ("-a/b", Err("invalid reference format")),
+            ("a/b:", Err("invalid reference format")),
+            ("a/b:-tag", Err("invalid reference format")),
+            ("foo:bad tag", Err("invalid reference format")),
+            ("quay.io/a/b:t@", Err("invalid reference format")),
+            ("foo@sha256:abc", Err("invalid reference format")),
+            ("foo@sha256", Err("invalid reference format")),
+            ("a_/b", Err("invalid reference format")),
+            ("quay.io:/a", Err("invalid reference format")),
+            ("http://quay.io/a", Err("invalid reference format")),
+            (&upper_hex, Err("invalid checksum digest format")),
+            (
+                "quay.io/a/b@sha256:0123456789abcdef0123456789abcdef",
+                Err("invalid checksum digest length"),
+            ),
+            (&unknown_algo, Err("unsupported digest algorithm")),
+            (
+                &long_name,
+                Err("repository name must not be more than 255 characters"),
+            ),
+            (
+                D64,
+                Err(
+                    "invalid repository name (0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef), cannot specify 64-byte hexadecimal strings",
+                ),
+            ),
+        ];
+        for (input, want) in table {
+            assert_eq!(
+                validate(input).map_err(|e| e.to_string()),
+                want.map_err(str::to_string),
+                "{input:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Notations other tools define and we must read exactly as they do: one implementation each,
+//! with table tests whose verdicts come from the upstream Go code. Depends on nothing else in
+//! the crate, so every layer may use it.
+//!
+//! - [`semver_range`]: blang/semver v4 versions and ranges (`olm.skipRange`, dependencies).
+//! - [`image_ref`]: image pull specs, as distribution's `ParseNormalizedNamed` reads them.
+//! - [`k8s_names`]: Kubernetes names, labels and qualified names (apimachinery validation).
+//! - [`go_duration`]: Go's `time.ParseDuration`.
+//! - [`email`], [`request_uri`]: the `net/mail` and `net/url` checks operator-sdk's validators run.
+
+pub mod email;
+pub mod go_duration;
+pub mod image_ref;
+pub mod k8s_names;
+pub mod request_uri;
+pub mod semver_range;

@@ -1,0 +1,197 @@
+//! `olm bundle generate` as a library call, and the generation step `olm release` shares with
+//! it: manifests in (a directory, a file or a stream), the CSV base found (a file, or the
+//! ClusterServiceVersion among the manifests), the bundle generated, then written, or compared
+//! with what is on disk (`--check`), and read back through the default validators.
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::bundle::generate::config::{Settings, SettingsError};
+use crate::bundle::generate::input::{self, SourceObject};
+use crate::bundle::generate::{self, GenerateError, GenerateInput, Generated, OWNED_DIRS};
+use crate::bundle::load::LoadError;
+use crate::bundle::validate::{self, Options, Report};
+use crate::fsx::{TreeChanges, WriteError};
+use crate::reproducible::EpochError;
+use crate::yaml::{self, YamlError};
+
+/// Where the manifests come from.
+#[derive(Debug, Clone)]
+pub enum Manifests {
+    /// A stream already read (stdin), with the name errors use (`<stdin>`).
+    Stream { name: String, text: String },
+    /// A directory (recursively) or one multi-document file.
+    Path(PathBuf),
+}
+
+/// What one `olm bundle generate` does with the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Write the owned files atomically and validate what was written.
+    Write,
+    /// Write nothing; report the files that differ.
+    Check,
+}
+
+#[derive(Debug, Error)]
+pub enum BundleGenerateError {
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error("--manifests is required (a directory, a file, or - for stdin)")]
+    NoManifests,
+    #[error("--manifests {0}: no such file or directory (use - to read a stream from stdin)")]
+    ManifestsNotFound(PathBuf),
+    #[error("cannot read the operator manifests")]
+    ReadManifests(#[source] GenerateError),
+    #[error(transparent)]
+    CsvBaseUnreadable(YamlError),
+    #[error("cannot read the CSV base")]
+    CsvBase(#[source] YamlError),
+    #[error(
+        "the manifests hold no ClusterServiceVersion: give the CSV base with --csv-base (`csv-base:` in a bundle config)"
+    )]
+    NoCsvBase,
+    #[error(transparent)]
+    CsvBaseAmbiguous(GenerateError),
+    #[error(transparent)]
+    Options(GenerateError),
+    #[error("cannot generate the bundle")]
+    Generate(#[source] GenerateError),
+    #[error(transparent)]
+    Epoch(#[from] EpochError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("cannot read back the generated bundle")]
+    ReadBack(#[source] LoadError),
+}
+
+impl BundleGenerateError {
+    /// A mistake in how the command was called or an input that is not there (exit code 2),
+    /// rather than input that is there and wrong (exit code 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            Self::Settings(_)
+                | Self::NoManifests
+                | Self::ManifestsNotFound(_)
+                | Self::CsvBaseUnreadable(_)
+                | Self::NoCsvBase
+                | Self::Options(_)
+                | Self::Epoch(_)
+                | Self::Write(_)
+        )
+    }
+}
+
+/// One file that differs from what would be generated, with its unified diff.
+#[derive(Debug, Clone)]
+pub struct StaleFile {
+    pub path: PathBuf,
+    pub diff: String,
+}
+
+/// The result of [`run`].
+#[derive(Debug)]
+pub enum Outcome {
+    /// `Mode::Check`, and the output directory is what would be generated.
+    UpToDate,
+    /// `Mode::Check`, and these files differ (or are missing, or are extra).
+    Stale(Vec<StaleFile>),
+    /// `Mode::Write`: what changed on disk, and the default validators' report of it.
+    Written {
+        changes: TreeChanges,
+        report: Report,
+    },
+}
+
+/// Reads the manifests.
+pub fn read_manifests(from: &Manifests) -> Result<Vec<SourceObject>, BundleGenerateError> {
+    match from {
+        Manifests::Stream { name, text } => {
+            input::parse_stream(name, text).map_err(BundleGenerateError::ReadManifests)
+        }
+        Manifests::Path(path) if !path.exists() => {
+            Err(BundleGenerateError::ManifestsNotFound(path.clone()))
+        }
+        Manifests::Path(path) => input::read_path(path).map_err(BundleGenerateError::ReadManifests),
+    }
+}
+
+/// Generates the bundle of `settings` from `manifests` (the CSV base taken out of them when
+/// `settings` names none), keeping `createdAt` when the output directory's content would not
+/// change.
+pub fn generate(
+    settings: &Settings,
+    mut manifests: Vec<SourceObject>,
+) -> Result<Generated, BundleGenerateError> {
+    let (csv_base, csv_base_path) = match &settings.csv_base {
+        Some(path) => match yaml::load_one::<serde_json::Value>(path) {
+            Ok(v) => (v, path.clone()),
+            Err(e @ YamlError::Io { .. }) => return Err(BundleGenerateError::CsvBaseUnreadable(e)),
+            Err(e) => return Err(BundleGenerateError::CsvBase(e)),
+        },
+        None => match generate::take_csv_base(&mut manifests) {
+            Ok(Some(base)) => (base.object, PathBuf::from(base.source)),
+            Ok(None) => return Err(BundleGenerateError::NoCsvBase),
+            Err(e) => return Err(BundleGenerateError::CsvBaseAmbiguous(e)),
+        },
+    };
+    let input = GenerateInput {
+        manifests,
+        csv_base,
+        csv_base_path,
+        options: settings.options.clone(),
+        previous: generate::read_previous(&settings.output),
+    };
+    generate::generate(&input).map_err(|e| match e {
+        e @ GenerateError::Options(_) => BundleGenerateError::Options(e),
+        e => BundleGenerateError::Generate(e),
+    })
+}
+
+/// `olm bundle generate`: returns the generator's warnings and what happened.
+pub fn run(
+    mut settings: Settings,
+    manifests: &Manifests,
+    mode: Mode,
+) -> Result<(Vec<String>, Outcome), BundleGenerateError> {
+    settings.options.created_at = generate::files::created_at_for_new_content()?;
+    let objects = read_manifests(manifests)?;
+    let generated = generate(&settings, objects)?;
+    let out = &settings.output;
+    let outcome = match mode {
+        Mode::Check => {
+            let stale = generated.tree.diff_against(out, &OWNED_DIRS);
+            if stale.is_empty() {
+                Outcome::UpToDate
+            } else {
+                Outcome::Stale(
+                    stale
+                        .into_iter()
+                        .map(|path| StaleFile {
+                            diff: unified_diff(out, &path, generated.tree.get(&path)),
+                            path,
+                        })
+                        .collect(),
+                )
+            }
+        }
+        Mode::Write => {
+            let changes = generated.tree.write(out, &OWNED_DIRS)?;
+            // Check the result with the default suite, as CI would.
+            let report = validate::validate_dir(out, &Options::default())
+                .map_err(BundleGenerateError::ReadBack)?;
+            Outcome::Written { changes, report }
+        }
+    };
+    Ok((generated.warnings, outcome))
+}
+
+fn unified_diff(root: &Path, rel: &Path, new: Option<&[u8]>) -> String {
+    let old = std::fs::read_to_string(root.join(rel)).unwrap_or_default();
+    let new = new
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    generate::diff::unified(&rel.display().to_string(), &old, &new)
+}

@@ -1,0 +1,8 @@
+//! One module per user operation: plain functions over plain option structs, returning an
+//! outcome for the CLI to print (cargo's `ops`). They compose the domain modules; they hold no
+//! clap types and print nothing, so every operation runs as a library call in tests.
+
+pub mod bundle_generate;
+pub mod bundle_source;
+pub mod install;
+pub mod release;

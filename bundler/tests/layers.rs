@@ -1,0 +1,193 @@
+//! The walls between the library's layers (docs/architecture.md), checked on the source: a
+//! module may use the modules below it, never one beside or above it. Data flows one way:
+//! grammar/yaml < image < bundle < catalog < serve < deploy < ops (release holds the release
+//! config's data, beside catalog), and the CLI (in the binary) only calls ops and the domain.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Each top-level module and the crate modules it may use.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("grammar", &[]),
+    ("yaml", &[]),
+    ("fsx", &[]),
+    ("par", &[]),
+    ("reproducible", &[]),
+    ("image", &["grammar", "fsx", "par", "reproducible"]),
+    (
+        "bundle",
+        &["image", "grammar", "yaml", "fsx", "par", "reproducible"],
+    ),
+    (
+        "catalog",
+        &[
+            "bundle",
+            "image",
+            "grammar",
+            "yaml",
+            "fsx",
+            "par",
+            "reproducible",
+        ],
+    ),
+    (
+        "release",
+        &[
+            "bundle",
+            "image",
+            "grammar",
+            "yaml",
+            "fsx",
+            "par",
+            "reproducible",
+        ],
+    ),
+    (
+        "serve",
+        &[
+            "catalog",
+            "bundle",
+            "image",
+            "grammar",
+            "yaml",
+            "fsx",
+            "par",
+            "reproducible",
+        ],
+    ),
+    (
+        "deploy",
+        &[
+            "serve",
+            "catalog",
+            "bundle",
+            "image",
+            "grammar",
+            "yaml",
+            "fsx",
+            "par",
+            "reproducible",
+        ],
+    ),
+    (
+        "ops",
+        &[
+            "deploy",
+            "serve",
+            "catalog",
+            "release",
+            "bundle",
+            "image",
+            "grammar",
+            "yaml",
+            "fsx",
+            "par",
+            "reproducible",
+        ],
+    ),
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            rust_files(&entry.unwrap().path(), out);
+        }
+    } else if path.is_file() && path.extension().is_some_and(|e| e == "rs") {
+        out.push(path.to_path_buf());
+    }
+}
+
+/// The top-level crate modules a file names: `crate::x::...` and `use crate::{x, y::z}`.
+fn crate_modules(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut rest = text;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            // Top-level names of the group: the first identifier of each comma-separated item
+            // at nesting depth 0.
+            let mut depth = 0;
+            let mut item_start = true;
+            for (j, c) in group[..end].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && (c.is_ascii_alphanumeric() || c == '_') => {
+                        out.insert(ident(&group[j..]));
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_layer_uses_only_the_layers_below_it() {
+    let root = src();
+    let mut broken = Vec::new();
+    for (module, allowed) in ALLOWED {
+        let mut files = Vec::new();
+        rust_files(&root.join(module), &mut files);
+        rust_files(&root.join(format!("{module}.rs")), &mut files);
+        assert!(!files.is_empty(), "no source for module {module}");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for used in crate_modules(&text) {
+                let known = ALLOWED.iter().any(|(m, _)| *m == used);
+                if known && used != *module && !allowed.contains(&used.as_str()) {
+                    broken.push(format!(
+                        "{}: uses crate::{used}, above or beside {module}",
+                        f.strip_prefix(&root).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "layer walls broken:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn every_library_module_has_a_place_in_the_layers() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    for line in lib.lines() {
+        if let Some(name) = line.strip_prefix("pub mod ") {
+            let name = name.trim_end_matches(';');
+            assert!(
+                ALLOWED.iter().any(|(m, _)| *m == name),
+                "lib.rs declares {name}, which this test does not place in a layer"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_scanner_sees_grouped_and_nested_paths() {
+    let found = crate_modules(
+        "use crate::{bundle::load, catalog::{model, declcfg}};\nlet x = crate::serve::store::X;",
+    );
+    let found: Vec<&str> = found.iter().map(String::as_str).collect();
+    assert_eq!(found, ["bundle", "catalog", "serve"]);
+}
