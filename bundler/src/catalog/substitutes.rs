@@ -212,7 +212,7 @@ fn version_release(b: &Bundle) -> Result<(semver::Version, Vec<String>), String>
             pkgs.len()
         ));
     };
-    let v = super::semver_range::parse_version(&p.version).map_err(|e| {
+    let v = crate::grammar::semver_range::parse_version(&p.version).map_err(|e| {
         format!(
             "bundle {:?} has invalid version {:?}: {e}",
             b.name, p.version
@@ -231,7 +231,7 @@ fn compare_version_release(
     a: &(semver::Version, Vec<String>),
     b: &(semver::Version, Vec<String>),
 ) -> Ordering {
-    super::semver_range::compare(&a.0, &b.0).then_with(|| match (a.1.is_empty(), b.1.is_empty()) {
+    crate::grammar::semver_range::compare(&a.0, &b.0).then_with(|| match (a.1.is_empty(), b.1.is_empty()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
