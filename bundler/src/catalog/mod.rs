@@ -9,6 +9,7 @@
 
 pub mod add;
 pub mod b64;
+pub mod convert;
 pub mod crd_upgrades;
 pub mod declcfg;
 pub mod diagnostic;
@@ -16,11 +17,14 @@ pub mod gonum;
 pub mod goyaml;
 pub mod graph;
 pub mod ignore;
+pub mod init;
+pub mod list;
 pub mod load;
 pub mod model;
 pub mod olmv1;
 pub mod property;
 pub mod render;
+pub mod substitutes;
 pub mod synth;
 pub mod template;
 pub mod upgrade;

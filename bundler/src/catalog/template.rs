@@ -21,6 +21,7 @@ use crate::grammar::semver_range;
 
 pub const SCHEMA_BASIC: &str = "olm.template.basic";
 pub const SCHEMA_SEMVER: &str = "olm.semver";
+pub const SCHEMA_SUBSTITUTES: &str = "olm.template.substitutes";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TemplateError {
@@ -164,6 +165,71 @@ pub fn template_schema(path: &Path, v: &Value) -> Result<String, TemplateError> 
         })
         .map(str::to_string)
         .ok_or_else(|| invalid(path, "template input missing required 'schema' field"))
+}
+
+/// The template kinds `olm catalog template` renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemplateKind {
+    Basic,
+    Semver,
+    Substitutes,
+}
+
+impl TemplateKind {
+    /// The kind named on the command line: opm's type (`basic`) or its schema
+    /// (`olm.template.basic`).
+    pub fn from_name(name: &str) -> Option<TemplateKind> {
+        match name {
+            "basic" | SCHEMA_BASIC => Some(TemplateKind::Basic),
+            "semver" | SCHEMA_SEMVER => Some(TemplateKind::Semver),
+            "substitutes" | SCHEMA_SUBSTITUTES => Some(TemplateKind::Substitutes),
+            _ => None,
+        }
+    }
+
+    /// The kind a template's `schema` names (opm's auto-detection).
+    pub fn detect(path: &Path, tpl: &Value) -> Result<TemplateKind, TemplateError> {
+        let schema = tpl
+            .as_object()
+            .and_then(|o| o.get("schema"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if schema.is_empty() {
+            return Err(invalid(
+                path,
+                "template input missing required 'schema' field",
+            ));
+        }
+        match schema {
+            SCHEMA_BASIC => Ok(TemplateKind::Basic),
+            SCHEMA_SEMVER => Ok(TemplateKind::Semver),
+            SCHEMA_SUBSTITUTES => Ok(TemplateKind::Substitutes),
+            other => Err(invalid(
+                path,
+                format!(
+                    "unknown template schema: {other} (supported: {SCHEMA_BASIC}, {SCHEMA_SEMVER}, {SCHEMA_SUBSTITUTES})"
+                ),
+            )),
+        }
+    }
+}
+
+/// Reads and renders a template of `kind`, or of the kind its `schema` names when `None`.
+pub fn render_file(
+    path: &Path,
+    kind: Option<TemplateKind>,
+    resolver: &BundleResolver,
+) -> Result<DeclarativeConfig, TemplateError> {
+    let tpl = read_template(path)?;
+    let kind = match kind {
+        Some(k) => k,
+        None => TemplateKind::detect(path, &tpl)?,
+    };
+    match kind {
+        TemplateKind::Basic => render_basic(path, &tpl, resolver),
+        TemplateKind::Semver => render_semver(path, &parse_semver(path, &tpl)?, resolver),
+        TemplateKind::Substitutes => super::substitutes::render_substitutes(path, &tpl, resolver),
+    }
 }
 
 /// Renders an `olm.template.basic`: each `olm.bundle` entry (only `schema` and `image`) is
