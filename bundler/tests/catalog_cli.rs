@@ -571,3 +571,170 @@ fn which(tool: &str) -> Option<PathBuf> {
             .find(|p| p.is_file())
     })
 }
+
+/// `olm catalog init` writes what `opm init` wrote (opm-expected/init).
+#[test]
+fn init_matches_opm() {
+    let Some(shared) = shared() else { return };
+    let dir = shared.join("opm-expected/init");
+    let readme = dir.join("example-README.md");
+    let (code, out, err) = olm(&[
+        "catalog",
+        "init",
+        "example-operator",
+        "--default-channel",
+        "stable",
+        "-d",
+        readme.to_str().unwrap(),
+        "-o",
+        "yaml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let expected = std::fs::read_to_string(dir.join("example-operator.yaml")).unwrap();
+    pretty_assertions::assert_eq!(out, expected);
+    // A missing description file is an error naming it.
+    let (code, _, err) = olm(&[
+        "catalog",
+        "init",
+        "x",
+        "-c",
+        "s",
+        "-d",
+        "/nonexistent/README.md",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("/nonexistent/README.md"), "{err}");
+}
+
+/// `olm catalog convert-template basic` writes what `opm alpha convert-template basic` wrote,
+/// and rendering the template (bundles reused from the catalog, no registry) gives the
+/// catalog back.
+#[test]
+fn convert_template_matches_opm_and_renders_back() {
+    let Some(shared) = shared() else { return };
+    let expected = shared.join("opm-expected/convert-template");
+    let mut compared = 0;
+    for v in std::fs::read_dir(&expected).unwrap() {
+        let v = v.unwrap().path();
+        for f in std::fs::read_dir(&v).unwrap() {
+            let f = f.unwrap().path();
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            let package = name.strip_suffix(".basic.yaml").unwrap();
+            let version = v.file_name().unwrap().to_string_lossy().into_owned();
+            let catalog = ["certified-operators", "community-operators-prod"]
+                .iter()
+                .map(|r| {
+                    shared
+                        .join("catalogs")
+                        .join(r)
+                        .join("catalogs")
+                        .join(&version)
+                        .join(package)
+                        .join("catalog.yaml")
+                })
+                .find(|p| p.is_file())
+                .unwrap_or_else(|| panic!("no catalog for {name}"));
+            let cat = catalog.to_str().unwrap();
+            let (code, out, err) =
+                olm(&["catalog", "convert-template", "basic", cat, "-o", "yaml"]);
+            assert_eq!(code, 0, "{err}");
+            pretty_assertions::assert_eq!(out, std::fs::read_to_string(&f).unwrap(), "{name}");
+            compared += 1;
+
+            let tmp = tempfile::tempdir().unwrap();
+            let tpl = tmp.path().join("template.yaml");
+            std::fs::write(&tpl, &out).unwrap();
+            // Bundles come back in the catalog's own form.
+            let form = match std::fs::read_to_string(&catalog)
+                .unwrap()
+                .contains("olm.bundle.object")
+            {
+                true => "none",
+                false => "bundle-object-to-csv-metadata",
+            };
+            let (code, rendered, err) = olm(&[
+                "catalog",
+                "template",
+                tpl.to_str().unwrap(),
+                "--reuse",
+                cat,
+                "--migrate-level",
+                form,
+                "-o",
+                "json",
+            ]);
+            assert_eq!(code, 0, "{name}: {err}");
+            let (code, direct, err) = olm(&["catalog", "render", cat, "-o", "json"]);
+            assert_eq!(code, 0, "{err}");
+            let a = load::load_bytes(Path::new("a.json"), rendered.as_bytes()).unwrap();
+            let b = load::load_bytes(Path::new("b.json"), direct.as_bytes()).unwrap();
+            assert_eq!(
+                a.to_json(),
+                b.to_json(),
+                "{name}: the template does not render back"
+            );
+        }
+    }
+    assert!(compared >= 2, "only {compared} expected outputs");
+}
+
+/// `olm catalog list packages|channels|bundles` over a real catalog, as a table and JSON.
+#[test]
+fn list_packages_channels_bundles() {
+    let Some(shared) = shared() else { return };
+    let dir = shared.join("catalogs/community-operators-prod/catalogs/v4.20");
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = olm(&["catalog", "list", "packages", d]);
+    assert_eq!(code, 0, "{err}");
+    let mut lines = out.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.starts_with("NAME") && header.contains("DEFAULT CHANNEL"),
+        "{out}"
+    );
+    assert_eq!(lines.count(), 8, "{out}");
+    assert!(out.contains("kube-green"), "{out}");
+
+    let (code, out, err) = olm(&["catalog", "list", "channels", d, "kube-green", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|r| r["package"] == "kube-green" && r["head"].is_string())
+    );
+
+    let (code, out, err) = olm(&["catalog", "list", "bundles", d, "kube-green"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().next().unwrap().starts_with("PACKAGE"), "{out}");
+    assert!(out.contains("kube-green.v0.7.1"), "{out}");
+
+    let (code, _, err) = olm(&["catalog", "list", "channels", d, "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("\"nope\""), "{err}");
+    let (code, _, _) = olm(&["catalog", "list", "packages", d, "kube-green"]);
+    assert_eq!(code, 2);
+}
+
+/// The template kind comes from the file's `schema` when not given; an unknown kind is a
+/// usage error.
+#[test]
+fn template_kind_is_detected_from_the_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tpl = tmp.path().join("t.yaml");
+    std::fs::write(
+        &tpl,
+        "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: a\n  defaultChannel: s\n",
+    )
+    .unwrap();
+    let t = tpl.to_str().unwrap();
+    let (code, out, err) = olm(&["catalog", "template", t]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"olm.package\""), "{out}");
+    let (code, explicit, _) = olm(&["catalog", "template", "basic", t]);
+    assert_eq!((code, explicit), (0, out));
+    let (code, _, err) = olm(&["catalog", "template", "fancy", t]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown template kind"), "{err}");
+}

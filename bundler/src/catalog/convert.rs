@@ -52,9 +52,8 @@ pub fn read_blobs(path: &Path) -> Result<Vec<Value>, ConvertError> {
         }
     } else {
         for (line, doc) in super::load::yaml_documents(text) {
-            let v = crate::yaml::parse_value(path, doc).map_err(|e| {
-                blob_err(blobs.len() + 1, format!("document at line {line}: {e}"))
-            })?;
+            let v = crate::yaml::parse_value(path, doc)
+                .map_err(|e| blob_err(blobs.len() + 1, format!("document at line {line}: {e}")))?;
             if !v.is_null() {
                 blobs.push(v);
             }
@@ -119,7 +118,8 @@ pub fn to_json(template: &Value) -> String {
 /// The template as opm prints it with `-o yaml`: `---`, the document with sorted keys, and
 /// the extra newline of Go's `Println`.
 pub fn to_yaml(template: &Value) -> Result<String, ConvertError> {
-    let doc = crate::yaml::to_yaml(&super::declcfg::sort_keys(template.clone()))?;
+    // go-yaml v2's emitter, as sigs.k8s.io/yaml drives it (keys in its natural order).
+    let doc = super::goyaml::to_string(template);
     Ok(format!("---\n{doc}\n"))
 }
 
@@ -181,7 +181,8 @@ mod tests {
 
     #[test]
     fn substitutes_keep_bundles_and_start_empty() {
-        let blobs = vec![serde_json::json!({"schema": "olm.bundle", "name": "a.v1", "image": "q/a:1"})];
+        let blobs =
+            vec![serde_json::json!({"schema": "olm.bundle", "name": "a.v1", "image": "q/a:1"})];
         let t = to_template(TargetKind::Substitutes, blobs);
         assert_eq!(t["entries"][0]["name"], "a.v1");
         assert!(to_json(&t).ends_with("    \"substitutions\": []\n}\n"));

@@ -49,10 +49,11 @@ pub fn init(opts: &InitOptions<'_>) -> Result<DeclarativeConfig, InitError> {
         ..Default::default()
     };
     if let Some(p) = opts.description {
-        pkg.description =
-            String::from_utf8(read(p, "description")?).map_err(|_| InitError::DescriptionNotUtf8 {
+        pkg.description = String::from_utf8(read(p, "description")?).map_err(|_| {
+            InitError::DescriptionNotUtf8 {
                 path: p.display().to_string(),
-            })?;
+            }
+        })?;
     }
     if let Some(p) = opts.icon {
         let data = read(p, "icon")?;
@@ -72,7 +73,9 @@ pub fn init(opts: &InitOptions<'_>) -> Result<DeclarativeConfig, InitError> {
 
 /// The image media types h2non/filetype (what opm uses) recognises by magic bytes.
 pub fn image_media_type(b: &[u8]) -> Option<&'static str> {
-    let at = |off: usize, magic: &[u8]| b.len() >= off + magic.len() && &b[off..off + magic.len()] == magic;
+    let at = |off: usize, magic: &[u8]| {
+        b.len() >= off + magic.len() && &b[off..off + magic.len()] == magic
+    };
     if at(0, &[0xFF, 0xD8, 0xFF]) {
         Some("image/jpeg")
     } else if at(0, &[0x89, b'P', b'N', b'G']) {

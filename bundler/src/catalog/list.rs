@@ -110,7 +110,10 @@ pub fn bundles(m: &Model, package: Option<&str>) -> Result<Vec<BundleRow>, ListE
                         .as_ref()
                         .map(|r| r.to_string())
                         .unwrap_or_default(),
-                    image: p.bundle(&e.name).map(|b| b.image.clone()).unwrap_or_default(),
+                    image: p
+                        .bundle(&e.name)
+                        .map(|b| b.image.clone())
+                        .unwrap_or_default(),
                 });
             }
         }
@@ -141,7 +144,11 @@ impl Table for PackageRow {
 impl Table for ChannelRow {
     const HEADER: &'static [&'static str] = &["PACKAGE", "CHANNEL", "HEAD"];
     fn cells(&self) -> Vec<String> {
-        vec![self.package.clone(), self.channel.clone(), self.head.clone()]
+        vec![
+            self.package.clone(),
+            self.channel.clone(),
+            self.head.clone(),
+        ]
     }
 }
 
@@ -171,9 +178,10 @@ impl Table for BundleRow {
 /// The table as opm prints it: Go's `tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)`, i.e. every
 /// column but the last padded to its widest cell (in characters) plus two spaces.
 pub fn table<T: Table>(rows: &[T]) -> String {
-    let lines: Vec<Vec<String>> = std::iter::once(T::HEADER.iter().map(|s| s.to_string()).collect())
-        .chain(rows.iter().map(Table::cells))
-        .collect();
+    let lines: Vec<Vec<String>> =
+        std::iter::once(T::HEADER.iter().map(|s| s.to_string()).collect())
+            .chain(rows.iter().map(Table::cells))
+            .collect();
     let columns = T::HEADER.len();
     let widths: Vec<usize> = (0..columns.saturating_sub(1))
         .map(|i| {

@@ -44,7 +44,10 @@ pub fn render_substitutes(
     resolver: &BundleResolver,
 ) -> Result<DeclarativeConfig, TemplateError> {
     let Some(obj) = tpl.as_object() else {
-        return Err(invalid(path, "render: unable to parse template: template must be an object"));
+        return Err(invalid(
+            path,
+            "render: unable to parse template: template must be an object",
+        ));
     };
     let schema = field(obj, "schema").and_then(Value::as_str).unwrap_or("");
     if schema != SCHEMA_SUBSTITUTES {
@@ -69,7 +72,8 @@ pub fn render_substitutes(
         super::load::add_blob(&mut cfg, e.clone(), src.clone())?;
     }
     clear_sources(&mut cfg);
-    check_model(&cfg).map_err(|e| invalid(path, format!("render: entries are not valid FBC: {e}")))?;
+    check_model(&cfg)
+        .map_err(|e| invalid(path, format!("render: entries are not valid FBC: {e}")))?;
 
     let mut subs = Vec::new();
     for (i, s) in field(obj, "substitutions")
@@ -79,9 +83,17 @@ pub fn render_substitutes(
         .enumerate()
     {
         let Some(o) = s.as_object() else {
-            return Err(invalid(path, format!("substitutions[{i}] must be an object")));
+            return Err(invalid(
+                path,
+                format!("substitutions[{i}] must be an object"),
+            ));
         };
-        let text = |k| field(o, k).and_then(Value::as_str).unwrap_or("").to_string();
+        let text = |k| {
+            field(o, k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         subs.push(Substitution {
             name: text("name"),
             base: text("base"),
@@ -92,7 +104,10 @@ pub fn render_substitutes(
         apply(&mut cfg, s, resolver, base_dir).map_err(|e| {
             invalid(
                 path,
-                format!("render: error processing substitution {}->{}: {e}", s.base, s.name),
+                format!(
+                    "render: error processing substitution {}->{}: {e}",
+                    s.base, s.name
+                ),
             )
         })?;
     }
@@ -146,7 +161,10 @@ fn apply(
         )
     })?;
     let Some(base) = cfg.bundles.iter().find(|b| b.name == s.base) else {
-        return Err(format!("base bundle {:?} does not exist in catalog", s.base));
+        return Err(format!(
+            "base bundle {:?} does not exist in catalog",
+            s.base
+        ));
     };
     let base_version = version_release(base).map_err(|e| {
         format!(
@@ -231,23 +249,25 @@ fn compare_version_release(
     a: &(semver::Version, Vec<String>),
     b: &(semver::Version, Vec<String>),
 ) -> Ordering {
-    crate::grammar::semver_range::compare(&a.0, &b.0).then_with(|| match (a.1.is_empty(), b.1.is_empty()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Less,
-        (false, true) => Ordering::Greater,
-        (false, false) => {
-            for (x, y) in a.1.iter().zip(&b.1) {
-                let o = match (x.parse::<u64>(), y.parse::<u64>()) {
-                    (Ok(x), Ok(y)) => x.cmp(&y),
-                    (Ok(_), Err(_)) => Ordering::Less,
-                    (Err(_), Ok(_)) => Ordering::Greater,
-                    (Err(_), Err(_)) => x.cmp(y),
-                };
-                if o != Ordering::Equal {
-                    return o;
+    crate::grammar::semver_range::compare(&a.0, &b.0).then_with(|| {
+        match (a.1.is_empty(), b.1.is_empty()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => {
+                for (x, y) in a.1.iter().zip(&b.1) {
+                    let o = match (x.parse::<u64>(), y.parse::<u64>()) {
+                        (Ok(x), Ok(y)) => x.cmp(&y),
+                        (Ok(_), Err(_)) => Ordering::Less,
+                        (Err(_), Ok(_)) => Ordering::Greater,
+                        (Err(_), Err(_)) => x.cmp(y),
+                    };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
                 }
+                a.1.len().cmp(&b.1.len())
             }
-            a.1.len().cmp(&b.1.len())
         }
     })
 }
@@ -344,17 +364,35 @@ mod tests {
     fn substitution_errors_name_the_pair() {
         let p = Path::new("t.yaml");
         let cases = [
-            (serde_json::json!([{"name": "", "base": "foo.v1.1.0"}]), "substitution name cannot be empty"),
-            (serde_json::json!([{"name": "x", "base": ""}]), "substitution base cannot be empty"),
-            (serde_json::json!([{"name": "quay.io/x/foo:1.1.1", "base": "foo.v9"}]), "base bundle \"foo.v9\" does not exist in catalog"),
-            (serde_json::json!([{"name": "quay.io/x/foo:1.1.1", "base": "foo.v1.2.0"}]), "is not less than substitute bundle"),
+            (
+                serde_json::json!([{"name": "", "base": "foo.v1.1.0"}]),
+                "substitution name cannot be empty",
+            ),
+            (
+                serde_json::json!([{"name": "x", "base": ""}]),
+                "substitution base cannot be empty",
+            ),
+            (
+                serde_json::json!([{"name": "quay.io/x/foo:1.1.1", "base": "foo.v9"}]),
+                "base bundle \"foo.v9\" does not exist in catalog",
+            ),
+            (
+                serde_json::json!([{"name": "quay.io/x/foo:1.1.1", "base": "foo.v1.2.0"}]),
+                "is not less than substitute bundle",
+            ),
         ];
         for (subs, want) in cases {
-            let e = render_substitutes(p, &template(base_entries(), subs), &resolver()).unwrap_err();
+            let e =
+                render_substitutes(p, &template(base_entries(), subs), &resolver()).unwrap_err();
             assert!(e.to_string().contains(want), "{e}");
-            assert!(e.to_string().contains("render: error processing substitution"), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("render: error processing substitution"),
+                "{e}"
+            );
         }
-        let e = render_substitutes(p, &serde_json::json!({"schema": "olm.semver"}), &resolver()).unwrap_err();
+        let e = render_substitutes(p, &serde_json::json!({"schema": "olm.semver"}), &resolver())
+            .unwrap_err();
         assert!(e.to_string().contains("template has unknown schema"), "{e}");
     }
 }

@@ -23,13 +23,25 @@ pub enum BundleCommand {
     /// Generate a registry+v1 bundle (CSV, CRDs, annotations, bundle.Dockerfile) from an
     /// operator's manifests and a CSV base.
     #[command(disable_version_flag = true)]
+    #[command(
+        after_help = "Examples:\n  olm bundle generate --config operator/olm/bundle.yaml --check\n  kustomize build config/manifests | olm bundle generate --manifests - --package memcached-operator --version 0.0.1 --channels alpha -o bundle"
+    )]
     Generate(Box<GenerateArgs>),
     /// Validate a bundle directory as operator-framework/api's validators do.
+    #[command(
+        after_help = "Examples:\n  olm bundle validate bundle/ -s all\n  olm bundle validate quay.io/org/my-operator-bundle:v0.1.0 -o json"
+    )]
     Validate(ValidateArgs),
     /// Build the bundle image (one layer: manifests/, metadata/, tests/scorecard/).
+    #[command(
+        after_help = "Examples:\n  olm bundle build bundle/ -t oci:target/bundle:v0.1.0\n  olm bundle build bundle/ -t localhost:5000/org/my-operator-bundle:v0.1.0 --push"
+    )]
     Build(super::image::BundleBuildArgs),
     /// Compare the CRDs of two bundles (directories or images) and fail on changes that
     /// break stored objects or clients, as OLM v1's CRD upgrade-safety preflight would.
+    #[command(
+        after_help = "Examples:\n  olm bundle check-upgrade quay.io/org/my-operator-bundle:v0.1.0 bundle/"
+    )]
     CheckUpgrade(super::upgrade_check::CheckUpgradeArgs),
 }
 

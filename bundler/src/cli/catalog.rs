@@ -17,27 +17,60 @@ use olm_bundler::catalog::{add, graph, load, model, render, upgrade, validate};
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
     /// Render bundle directories and catalog directories to FBC (like `opm render`).
+    #[command(
+        after_help = "Examples:\n  olm catalog render bundle/ -o yaml\n  olm catalog render quay.io/org/my-catalog:latest -o json > index.json"
+    )]
     Render(RenderArgs),
     /// Render a catalog template (olm.template.basic or olm.semver) to FBC.
     Template(TemplateArgs),
     /// Validate a catalog directory: every `opm validate` rule plus extra warnings.
+    #[command(
+        after_help = "Examples:\n  olm catalog validate catalog/ --strict\n  olm catalog validate catalog/ --olmv1 -o json"
+    )]
     Validate(ValidateArgs),
     /// Draw the upgrade graph of each channel (mermaid as `opm alpha render-graph`, dot, svg, html).
+    #[command(
+        after_help = "Examples:\n  olm catalog graph catalog/ --format svg --out graph.svg\n  olm catalog graph catalog/ --format html --out graphs.html"
+    )]
     Graph(GraphArgs),
     /// The updates OLM would apply from an installed version to the channel head.
+    #[command(
+        after_help = "Examples:\n  olm catalog upgrade-path catalog/ --package reverse-words-operator --from 0.1.0"
+    )]
     UpgradePath(UpgradePathArgs),
     /// Add a released bundle to a package's template and re-render the package.
+    #[command(
+        after_help = "Examples:\n  olm catalog add catalog/ --bundle bundle/ --image quay.io/org/my-operator-bundle:v0.2.0 --channels candidate,fast"
+    )]
     Add(AddArgs),
     /// Build the catalog image: FBC under /configs, served by `olm catalog serve` on :50051.
+    #[command(
+        after_help = "Examples:\n  olm catalog build catalog/ -t oci:target/catalog:latest\n  olm catalog build catalog/ -t localhost:5000/org/my-catalog:latest --push"
+    )]
     Build(super::image::CatalogBuildArgs),
     /// Write a synthetic catalog of opm's benchmark shape (for benchmarks).
     #[command(hide = true)]
     Synthesize(SynthArgs),
     /// Serve the catalog over operator-registry's gRPC API (like `opm serve`), port 50051.
+    #[command(
+        after_help = "Examples:\n  olm catalog serve catalog/ --port 50051\n  olm catalog serve catalog/ --cache-dir /tmp/cache --cache-only"
+    )]
     Serve(super::serve::ServeArgs),
     /// Check the CRDs along every upgrade edge (replaces, skips, skipRange) for changes that
     /// break stored objects or clients.
+    #[command(
+        after_help = "Examples:\n  olm catalog check-upgrades catalog/\n  olm catalog check-upgrades catalog/ -o json"
+    )]
     CheckUpgrades(super::upgrade_check::CheckUpgradesArgs),
+    /// Write a package's `olm.package` blob (like `opm init`).
+    Init(super::catalog_opm::InitArgs),
+    /// Turn a package's FBC into a basic or substitutes template (like `opm alpha
+    /// convert-template`).
+    ConvertTemplate(super::catalog_opm::ConvertTemplateArgs),
+    /// List the packages, channels or bundles of a catalog directory or image (like `opm
+    /// alpha list`).
+    #[command(subcommand)]
+    List(super::catalog_opm::ListCommand),
 }
 
 #[derive(Debug, Args)]
@@ -63,6 +96,9 @@ pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
         CatalogCommand::Synthesize(a) => synth_cmd(a),
         CatalogCommand::Serve(a) => super::serve::run(a).await,
         CatalogCommand::CheckUpgrades(a) => Ok(super::upgrade_check::check_upgrades(a)),
+        CatalogCommand::Init(a) => super::catalog_opm::init_cmd(a),
+        CatalogCommand::ConvertTemplate(a) => super::catalog_opm::convert_cmd(a),
+        CatalogCommand::List(c) => super::catalog_opm::list_cmd(c).await,
     }
 }
 
@@ -146,19 +182,15 @@ impl RenderArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum TemplateKind {
-    Basic,
-    Semver,
-}
-
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  olm catalog template templates/example-operator.yaml -o yaml > catalog/example-operator/catalog.yaml\n  olm catalog template semver semver.yaml --bundle-dir quay.io/org/op-bundle:v0.2.0=bundle/"
+)]
 pub struct TemplateArgs {
-    /// Template type.
-    #[arg(value_enum)]
-    pub kind: TemplateKind,
-    /// The template file (YAML or JSON).
-    pub file: PathBuf,
+    /// `[KIND] FILE`: the template kind (basic, semver, substitutes; by default the one its
+    /// `schema` names, as opm detects it) and the template file (YAML or JSON).
+    #[arg(num_args = 1..=2, required = true, value_name = "[KIND] FILE")]
+    pub args: Vec<String>,
     #[arg(short, long, value_enum, default_value = "json")]
     pub output: FbcFormat,
     /// Render IMAGE from a local bundle directory: `--bundle-dir IMAGE=DIR` (repeatable).
@@ -295,7 +327,7 @@ fn print(text: &str) -> anyhow::Result<()> {
     }
 }
 
-fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
+pub(super) fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
     match out {
         Some(p) => {
             olm_bundler::fsx::write_atomic(p, text.as_bytes())?;
@@ -305,7 +337,7 @@ fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
-fn fbc_text(cfg: &DeclarativeConfig, format: FbcFormat) -> anyhow::Result<String> {
+pub(super) fn fbc_text(cfg: &DeclarativeConfig, format: FbcFormat) -> anyhow::Result<String> {
     Ok(match format {
         FbcFormat::Json => cfg.to_json(),
         FbcFormat::Yaml => cfg.to_yaml().context("cannot write YAML")?,
@@ -462,14 +494,20 @@ fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
     for r in &a.reuse {
         resolver.reuse_catalog(r)?;
     }
-    let tpl = template::read_template(&a.file)?;
-    let mut cfg = match a.kind {
-        TemplateKind::Basic => template::render_basic(&a.file, &tpl, &resolver)?,
-        TemplateKind::Semver => {
-            let t = template::parse_semver(&a.file, &tpl)?;
-            template::render_semver(&a.file, &t, &resolver)?
-        }
+    let (kind, file) = match a.args.as_slice() {
+        [file] => (None, PathBuf::from(file)),
+        [kind, file] => match template::TemplateKind::from_name(kind) {
+            Some(k) => (Some(k), PathBuf::from(file)),
+            None => {
+                eprintln!(
+                    "error: unknown template kind {kind:?} (basic, semver, substitutes; or leave it out to use the template's schema)"
+                );
+                return Ok(ExitCode::from(2));
+            }
+        },
+        _ => unreachable!("clap takes one or two values"),
     };
+    let mut cfg = template::render_file(&file, kind, &resolver)?;
     if a.skip_range_from_csv {
         template::skip_ranges_from_csvs(&mut cfg);
     }

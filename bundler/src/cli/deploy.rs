@@ -14,6 +14,9 @@ use super::args::SpecArgs;
 pub enum DeployCommand {
     /// Write <output>/olm (CatalogSource, OperatorGroup, Subscription, kustomization) and,
     /// with --manifests, <output>/plain (the install without OLM).
+    #[command(
+        after_help = "Examples:\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --channel stable"
+    )]
     Generate(GenerateArgs),
 }
 

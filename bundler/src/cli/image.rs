@@ -29,14 +29,29 @@ const DEFAULT_DEST: &str = "oci:oci-layout";
 pub enum ImageCommand {
     /// Build an operator image from a Linux binary (like ko, for any language): the binary,
     /// its shared-library closure when dynamic, a non-root user, CA certificates, OCI labels.
+    #[command(
+        after_help = "Examples:\n  olm image build --binary target/release/my-operator -t oci:target/operator:v0.1.0\n  olm image build --binary target/release/my-operator -t localhost:5000/org/my-operator:v0.1.0 --push"
+    )]
     Build(Box<ImageBuildArgs>),
     /// Push an image from an OCI layout to a registry.
+    #[command(
+        after_help = "Examples:\n  olm image push oci:target/operator:v0.1.0 localhost:5000/org/my-operator:v0.1.0"
+    )]
     Push(PushArgs),
     /// Pull an image from a registry into an OCI layout, or unpack its files (--rootfs).
+    #[command(
+        after_help = "Examples:\n  olm image pull quay.io/org/my-operator:v0.1.0 oci:pulled:v0.1.0\n  olm image pull quay.io/org/my-catalog:latest --rootfs /tmp/catalog-files"
+    )]
     Pull(PullArgs),
     /// Show an image's digest, platform, labels and layers as JSON.
+    #[command(
+        after_help = "Examples:\n  olm image inspect oci:target/olm-release/catalog:0.2.1\n  olm image inspect quay.io/org/my-operator:v0.1.0 --raw"
+    )]
     Inspect(InspectArgs),
     /// Copy an image between layouts and registries, keeping its digest.
+    #[command(
+        after_help = "Examples:\n  olm image copy oci:target/operator:v0.1.0 localhost:5000/org/my-operator:v0.1.0"
+    )]
     Copy(CopyArgs),
 }
 

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 mod args;
 mod bundle;
 mod catalog;
+mod catalog_opm;
 mod deploy;
 mod image;
 mod install;
@@ -56,16 +57,36 @@ pub enum Command {
     #[command(subcommand)]
     Deploy(deploy::DeployCommand),
     /// Install a package from a catalog image through a Subscription, and wait for it.
+    #[command(
+        after_help = "Examples:\n  olm install --catalog quay.io/org/my-catalog:latest --package my-operator --channel stable\n  olm install --catalog-address 192.168.1.10:50051 --package my-operator\n  olm install --bundle localhost:5000/org/my-operator-bundle:v0.1.0 --index-image localhost:5000/org/one-bundle-catalog"
+    )]
     Install(Box<install::InstallArgs>),
     /// Move an installed package to the next version its Subscription resolves.
+    #[command(
+        after_help = "Examples:\n  olm upgrade my-operator\n  olm upgrade my-operator --catalog quay.io/org/my-catalog:v2"
+    )]
     Upgrade(install::UpgradeArgs),
     /// Remove what `olm install` created, in order, waiting for each deletion.
+    #[command(after_help = "Examples:\n  olm uninstall my-operator")]
     Uninstall(install::UninstallArgs),
     /// Show the Subscription, InstallPlan, CSV and Deployments of an installed package.
+    #[command(after_help = "Examples:\n  olm status my-operator\n  olm status my-operator -o json")]
     Status(install::StatusArgs),
     /// The whole release: manifests, bundle, operator/bundle/catalog images, catalog/, deploy/.
     #[command(disable_version_flag = true)]
+    #[command(
+        after_help = "Examples:\n  olm release\n  olm release --version 0.3.0 --replaces reverse-words-operator.v0.2.1 --registry localhost:5000"
+    )]
     Release(Box<release::ReleaseArgs>),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    #[command(
+        after_help = "Examples:\n  olm completion bash > ~/.local/share/bash-completion/completions/olm\n  olm completion zsh > \"${fpath[1]}/_olm\"\n  olm completion fish > ~/.config/fish/completions/olm.fish"
+    )]
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -79,6 +100,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Uninstall(a) => install::uninstall(a).await,
         Command::Status(a) => install::status(a).await,
         Command::Release(a) => release::run(*a).await,
+        Command::Completion { shell } => {
+            use clap::CommandFactory as _;
+            clap_complete::generate(shell, &mut Cli::command(), "olm", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -120,5 +146,69 @@ pub fn report(err: &anyhow::Error) {
     eprintln!("error: {err}");
     for cause in err.chain().skip(1) {
         eprintln!("  caused by: {cause}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory as _, Parser as _};
+
+    /// Every command a user runs (each leaf of the tree) shows at least one example in its
+    /// `--help`.
+    #[test]
+    fn every_command_has_an_example() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", cmd.get_name());
+            let subs: Vec<_> = cmd
+                .get_subcommands()
+                .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+                .collect();
+            if subs.is_empty() {
+                let help = cmd
+                    .get_after_help()
+                    .or(cmd.get_after_long_help())
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                if !help.contains("Examples:\n  olm ") {
+                    missing.push(path.clone());
+                }
+                // Each example parses as the command it illustrates.
+                for line in help
+                    .lines()
+                    .filter_map(|l| l.split_once("olm ").map(|(_, r)| r))
+                {
+                    let line = line.split(['|', '>', '#']).next().unwrap_or_default();
+                    let argv = std::iter::once("olm").chain(line.split_whitespace());
+                    if let Err(e) = super::Cli::try_parse_from(argv) {
+                        missing.push(format!("{path}: `olm {line}` does not parse: {e}"));
+                    }
+                }
+            }
+            for s in subs {
+                walk(s, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "no example, or a wrong one, in --help: {missing:#?}"
+        );
+    }
+
+    #[test]
+    fn completion_scripts_name_the_commands() {
+        for shell in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut super::Cli::command(), "olm", &mut out);
+            let text = String::from_utf8(out).unwrap();
+            for word in ["catalog", "convert-template", "check-upgrades", "release"] {
+                assert!(text.contains(word), "{shell}: {word}");
+            }
+        }
     }
 }

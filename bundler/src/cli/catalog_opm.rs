@@ -1,0 +1,166 @@
+//! The opm commands people reach for beside render/validate/serve: `init`, `convert-template`
+//! and `list` (opm `init`, `alpha convert-template`, `alpha list`). Options in, one library
+//! call, print.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use olm_bundler::catalog::{convert, init, list, load, model};
+
+use super::catalog::{FbcFormat, emit, fbc_text};
+
+/// `olm catalog init <package> --default-channel C [--icon F] [--description F]`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  olm catalog init example-operator --default-channel stable \
+--description README.md --icon icon.png -o yaml > catalog/example-operator/package.yaml"
+)]
+pub struct InitArgs {
+    /// The package name.
+    pub package: String,
+    /// The channel subscriptions use when they name none.
+    #[arg(long, short = 'c')]
+    pub default_channel: String,
+    /// A file with the package description (markdown), kept verbatim.
+    #[arg(long, short = 'd', value_name = "FILE")]
+    pub description: Option<PathBuf>,
+    /// An image file for the package icon (PNG, JPEG, GIF, ...; its type from its bytes).
+    #[arg(long, short = 'i', value_name = "FILE")]
+    pub icon: Option<PathBuf>,
+    #[arg(short, long, value_enum, default_value = "json")]
+    pub output: FbcFormat,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn init_cmd(a: InitArgs) -> anyhow::Result<ExitCode> {
+    let cfg = init::init(&init::InitOptions {
+        package: &a.package,
+        default_channel: &a.default_channel,
+        description: a.description.as_deref(),
+        icon: a.icon.as_deref(),
+    })?;
+    emit(&fbc_text(&cfg, a.output)?, a.out.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ConvertKind {
+    /// `olm.template.basic`: bundles become their image only, rendered again from it.
+    Basic,
+    /// `olm.template.substitutes`: the blobs kept whole, no substitutions yet.
+    Substitutes,
+}
+
+/// `olm catalog convert-template basic|substitutes <catalog file>`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  olm catalog convert-template basic catalog/example-operator/catalog.yaml -o yaml \
+> templates/example-operator.yaml\n  olm catalog template templates/example-operator.yaml -o yaml   # gives the catalog back"
+)]
+pub struct ConvertTemplateArgs {
+    /// The template kind to write.
+    #[arg(value_enum)]
+    pub kind: ConvertKind,
+    /// A catalog file (one package's `catalog.yaml` or `.json`).
+    pub file: PathBuf,
+    #[arg(short, long, value_enum, default_value = "json")]
+    pub output: FbcFormat,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn convert_cmd(a: ConvertTemplateArgs) -> anyhow::Result<ExitCode> {
+    let kind = match a.kind {
+        ConvertKind::Basic => convert::TargetKind::Basic,
+        ConvertKind::Substitutes => convert::TargetKind::Substitutes,
+    };
+    let template = convert::to_template(kind, convert::read_blobs(&a.file)?);
+    let text = match a.output {
+        FbcFormat::Json => convert::to_json(&template),
+        FbcFormat::Yaml => convert::to_yaml(&template)?,
+    };
+    emit(&text, a.out.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ListFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ListCommand {
+    /// Packages: name, display name, default channel.
+    #[command(
+        after_help = "Examples:\n  olm catalog list packages catalog/\n  olm catalog list packages quay.io/org/catalog:latest -o json"
+    )]
+    Packages(ListArgs),
+    /// Channels: package, channel, head.
+    #[command(
+        after_help = "Examples:\n  olm catalog list channels catalog/ reverse-words-operator"
+    )]
+    Channels(ListArgs),
+    /// Bundles: package, channel, bundle, replaces, skips, skip range, image.
+    #[command(
+        after_help = "Examples:\n  olm catalog list bundles catalog/ reverse-words-operator -o json"
+    )]
+    Bundles(ListArgs),
+}
+
+/// What a `list` command reads.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// A catalog directory, or a catalog image (registry reference or `oci:<dir>[:tag]`).
+    pub catalog: String,
+    /// Only this package (channels and bundles).
+    pub package: Option<String>,
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: ListFormat,
+    #[command(flatten)]
+    pub registry: super::args::RegistryArgs,
+}
+
+pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
+    let (what, a) = match cmd {
+        ListCommand::Packages(a) => ("packages", a),
+        ListCommand::Channels(a) => ("channels", a),
+        ListCommand::Bundles(a) => ("bundles", a),
+    };
+    if what == "packages" && a.package.is_some() {
+        eprintln!("error: `list packages` takes no package name");
+        return Ok(ExitCode::from(2));
+    }
+    // A pulled image lives in a temporary directory for as long as this holds it.
+    let pulled;
+    let dir: &Path = if super::catalog::is_image_ref(&a.catalog) {
+        pulled = super::catalog::pull_catalog(&a.catalog, &a.registry).await?;
+        &pulled.configs
+    } else {
+        Path::new(&a.catalog)
+    };
+    let cfg = load::load_dir(dir)?;
+    let m = match model::Model::from_declcfg(&cfg) {
+        Ok((m, _)) => m,
+        Err(report) => {
+            eprint!("{}", report.to_text());
+            anyhow::bail!("{}: the catalog does not validate", a.catalog);
+        }
+    };
+    let package = a.package.as_deref();
+    let text = match (what, a.output) {
+        ("packages", ListFormat::Table) => list::table(&list::packages(&m)),
+        ("packages", ListFormat::Json) => list::json(&list::packages(&m)),
+        ("channels", ListFormat::Table) => list::table(&list::channels(&m, package)?),
+        ("channels", ListFormat::Json) => list::json(&list::channels(&m, package)?),
+        (_, ListFormat::Table) => list::table(&list::bundles(&m, package)?),
+        (_, ListFormat::Json) => list::json(&list::bundles(&m, package)?),
+    };
+    emit(&text, None)?;
+    Ok(ExitCode::SUCCESS)
+}
