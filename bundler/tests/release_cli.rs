@@ -56,6 +56,7 @@ impl Repo {
              operator-binary: /bin/true\noperator-build: cargo build --release -p true\n\
              images:\n  operator: quay.io/reverse-words/reverse-words-operator\n  bundle: quay.io/rw/bundle\n  catalog: quay.io/rw/catalog\n\
              pin-operator-image: true\npinned-operator-image: olm/operator-image.yaml\n\
+             pinned-catalog-image: olm/catalog-image.yaml\n\
              catalog-channels: [candidate, fast, stable]\n\
              catalog: catalog\nlayouts: target/images\n\
              deploy:\n  output: deploy\n  namespace: rw\n  manifests:\n    dir: plain\n",
@@ -85,9 +86,10 @@ impl Repo {
         for d in ["bundle", "catalog", "deploy"] {
             collect(&self.root().join(d), self.root(), &mut files);
         }
-        let pin = self.root().join("olm/operator-image.yaml");
-        if let Ok(bytes) = std::fs::read(&pin) {
-            files.insert(PathBuf::from("olm/operator-image.yaml"), bytes);
+        for pin in ["olm/operator-image.yaml", "olm/catalog-image.yaml"] {
+            if let Ok(bytes) = std::fs::read(self.root().join(pin)) {
+                files.insert(PathBuf::from(pin), bytes);
+            }
         }
         files
     }
@@ -267,7 +269,7 @@ fn a_released_version_keeps_its_operator_image() {
     assert_ne!(other_refs[0], refs[0], "{}", text(&other));
     let err = String::from_utf8_lossy(&other.stderr);
     assert!(
-        err.contains("a released version cannot change") && err.contains("olm/operator-image.yaml"),
+        err.contains("0.2.1 is released: the CSV keeps sha256:") && !err.contains("warning:"),
         "{}",
         text(&other)
     );
@@ -763,4 +765,87 @@ fn release_writes_the_graph_picture_and_a_channel_summary() {
         );
     }
     assert!(channels.iter().any(|c| c.ends_with("(default)")), "{out}");
+}
+
+/// A fresh clone on another machine: the operator and `olm` binaries differ in their bytes
+/// (here: another program, and olm with one more byte), so the images built differ; the
+/// released version keeps the images it was released with, deploy/ and every other output
+/// stay as they were, and nothing is a warning.
+#[tokio::test]
+async fn another_machine_releasing_an_unchanged_checkout_changes_nothing() {
+    use olm_bundler::ops::release::{self, ReleaseRequest};
+    let repo = Repo::new();
+    let req = ReleaseRequest {
+        config: repo.root().join("release.yaml"),
+        version: None,
+        replaces: None,
+        no_replaces: false,
+        skip_range: None,
+        no_skip_range: false,
+        channels: vec![],
+        operator_binary: None,
+        registry: None,
+        registry_opts: Default::default(),
+        olm_binary: PathBuf::from(OLM),
+    };
+    let first = release::release(&req, &mut Recorded::default())
+        .await
+        .unwrap();
+    let released = repo.outputs();
+    let pin = String::from_utf8_lossy(&released[Path::new("olm/catalog-image.yaml")]).into_owned();
+    assert!(
+        pin.contains(&format!("image: {}\n", first.images[2].pinned)),
+        "{pin}"
+    );
+
+    let other_olm = repo.root().join("other-olm");
+    let mut bytes = std::fs::read(OLM).unwrap();
+    bytes.push(0);
+    std::fs::write(&other_olm, bytes).unwrap();
+    let elsewhere = ReleaseRequest {
+        operator_binary: Some(PathBuf::from("/bin/false")),
+        olm_binary: other_olm,
+        ..req
+    };
+    let mut rec = Recorded::default();
+    let again = release::release(&elsewhere, &mut rec).await.unwrap();
+    assert_ne!(again.images[0].pinned, first.images[0].pinned);
+    assert_ne!(again.images[2].pinned, first.images[2].pinned);
+    assert_eq!(repo.outputs(), released, "the tree changed");
+    assert_eq!(again.written, 0);
+    assert!(
+        !rec.0.iter().any(|l| l.starts_with("warning")),
+        "{:?}",
+        rec.0
+    );
+    let catalog_row = again
+        .rows
+        .iter()
+        .find(|r| r.step == "catalog image")
+        .unwrap();
+    assert!(
+        catalog_row
+            .detail
+            .contains("deploy/ keeps the released sha256:"),
+        "{}",
+        catalog_row.detail
+    );
+
+    // A changed catalog (a new version) records the new catalog image.
+    let next = ReleaseRequest {
+        version: Some("0.2.2".into()),
+        replaces: Some("reverse-words-operator.v0.2.1".into()),
+        skip_range: Some(">=0.1.0 <0.2.2".into()),
+        ..elsewhere
+    };
+    let out = release::release(&next, &mut Recorded::default())
+        .await
+        .unwrap();
+    let pin = std::fs::read_to_string(repo.root().join("olm/catalog-image.yaml")).unwrap();
+    assert!(
+        pin.contains(&format!("image: {}\n", out.images[2].pinned)),
+        "{pin}"
+    );
+    let cs = std::fs::read_to_string(repo.root().join("deploy/olm/catalogsource.yaml")).unwrap();
+    assert!(cs.contains(&out.images[2].pinned), "{cs}");
 }

@@ -100,6 +100,12 @@ pub struct ReleaseConfig {
     /// bundle/ can be re-derived without the binary, and a re-run of a released version keeps
     /// the image it was released with. Needs `pin-operator-image: true`.
     pub pinned_operator_image: Option<PathBuf>,
+    /// Where the released catalog image is recorded, with the digest of the catalog it
+    /// serves. The catalog image carries this machine's `olm` binary and CA bundle, so another
+    /// machine builds another digest from the same catalog: while the catalog is unchanged,
+    /// a release without a registry keeps the recorded image in deploy/ (a fresh clone's
+    /// release leaves the tree as it was); a changed catalog records the new image.
+    pub pinned_catalog_image: Option<PathBuf>,
     /// Catalog channels (semver archetypes candidate, fast, stable); default: the bundle's.
     #[serde(default)]
     pub catalog_channels: Vec<String>,
@@ -137,6 +143,9 @@ impl ReleaseConfig {
         rel(&mut cfg.catalog);
         rel(&mut cfg.layouts);
         if let Some(p) = cfg.pinned_operator_image.as_mut() {
+            rel(p);
+        }
+        if let Some(p) = cfg.pinned_catalog_image.as_mut() {
             rel(p);
         }
         if let Some(d) = cfg.manifests.dir.as_mut() {

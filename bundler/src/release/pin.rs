@@ -85,6 +85,52 @@ impl OperatorImagePin {
     }
 }
 
+/// The recorded catalog image (`pinned-catalog-image` in release.yaml): which image was
+/// released for which catalog content.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogImagePin {
+    /// The digest of the catalog's files (the serve cache's digest: paths and bytes).
+    pub catalog: String,
+    /// `<repository>@sha256:<digest>`.
+    pub image: String,
+}
+
+impl CatalogImagePin {
+    /// Reads the file; `Ok(None)` when it does not exist yet.
+    pub fn load(path: &Path) -> Result<Option<CatalogImagePin>, PinError> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let pin: CatalogImagePin = yaml::load_one(path)?;
+        if !is_pinned(&pin.image) {
+            return Err(PinError::NotPinned {
+                path: path.display().to_string(),
+                image: pin.image,
+            });
+        }
+        Ok(Some(pin))
+    }
+
+    /// The recorded image, when it serves exactly `catalog` from the repository of `built`.
+    pub fn keeps(&self, catalog: &str, built: &str) -> Option<&str> {
+        (self.catalog == catalog && repository_of(&self.image) == repository_of(built))
+            .then_some(self.image.as_str())
+    }
+
+    /// The file's bytes: stable for the same pin, so a re-run writes nothing.
+    pub fn to_text(&self) -> String {
+        format!(
+            "# Written by `olm release` with deploy/: the catalog image released for this catalog.\n\
+             # The image carries the releasing machine's olm binary, so another machine builds\n\
+             # another digest from the same catalog; while the catalog is unchanged, a release\n\
+             # without a registry keeps this image in deploy/.\n\
+             catalog: {}\nimage: {}\n",
+            self.catalog, self.image
+        )
+    }
+}
+
 /// `repo@sha256:<64 lowercase hex>`.
 fn is_pinned(image: &str) -> bool {
     image.split_once("@sha256:").is_some_and(|(repo, hex)| {
@@ -123,6 +169,23 @@ mod tests {
         assert_eq!(p.choose("0.3.0", B), PinChoice::New);
         let elsewhere = B.replace("quay.io", "127.0.0.1:5000");
         assert_eq!(p.choose("0.2.1", &elsewhere), PinChoice::New);
+    }
+
+    #[test]
+    fn catalog_pin_keeps_the_image_of_the_same_catalog() {
+        let p = CatalogImagePin {
+            catalog: "c1".into(),
+            image: A.into(),
+        };
+        assert_eq!(p.keeps("c1", B), Some(A));
+        assert_eq!(p.keeps("c2", B), None);
+        let elsewhere = B.replace("quay.io", "127.0.0.1:5000");
+        assert_eq!(p.keeps("c1", &elsewhere), None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog-image.yaml");
+        assert_eq!(CatalogImagePin::load(&path).unwrap(), None);
+        std::fs::write(&path, p.to_text()).unwrap();
+        assert_eq!(CatalogImagePin::load(&path).unwrap(), Some(p));
     }
 
     #[test]

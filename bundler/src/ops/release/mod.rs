@@ -319,7 +319,7 @@ pub async fn release(
     let operator = step!(
         steps,
         "operator image",
-        steps::operator_image(&plan, &mut manifests, &mut steps).await
+        steps::operator_image(&plan, &mut manifests).await
     );
     images.push(operator.image);
     let bundle_tree = step!(
@@ -346,8 +346,9 @@ pub async fn release(
         steps::catalog_validate(&plan, &added, &mut steps)
     );
     let catalog_image = step!(steps, "catalog image", steps::catalog_image(&plan).await);
-    let catalog_ref = catalog_image.pinned.clone();
-    images.push(catalog_image);
+    let catalog_ref = catalog_image.deployed.clone();
+    let catalog_record = catalog_image.record;
+    images.push(catalog_image.image);
     let deploy = match &plan.cfg.deploy {
         None => None,
         Some(d) => Some(step!(
@@ -403,12 +404,25 @@ pub async fn release(
             out.unchanged += 1;
         }
     }
+    if let Some((path, pin)) = &catalog_record {
+        let changed = fsx::write_atomic(path, pin.to_text().as_bytes())
+            .map_err(|e| ReleaseError::Write(anyhow!(e)))?;
+        if changed {
+            reporter.file(path, false);
+            out.written += 1;
+        } else {
+            out.unchanged += 1;
+        }
+    }
     out.roots.push(bundle_out);
     out.roots.push(plan.cfg.catalog.clone());
     if let Some((_, root)) = &deploy {
         out.roots.push(root.clone());
     }
     if let Some((path, _)) = &operator.record {
+        out.roots.push(path.clone());
+    }
+    if let Some((path, _)) = &catalog_record {
         out.roots.push(path.clone());
     }
     // The picture and the summary are for the reader: a graph that cannot be drawn is a

@@ -29,7 +29,7 @@ use crate::ops::bundle_generate;
 use crate::ops::install::SpecInputs;
 use crate::release::config::{self, CatalogForm, ChannelGeneration, DeploySettings};
 use crate::release::manifests as release_manifests;
-use crate::release::pin::{OperatorImagePin, PinChoice};
+use crate::release::pin::{CatalogImagePin, OperatorImagePin, PinChoice};
 use crate::serve::image::CatalogImage;
 use crate::yaml;
 
@@ -47,7 +47,6 @@ pub(super) fn manifests(plan: &Plan) -> Step<Vec<SourceObject>> {
 pub(super) async fn operator_image(
     plan: &Plan,
     manifests: &mut [SourceObject],
-    steps: &mut Steps<'_>,
 ) -> Step<OperatorOutcome> {
     let cfg = &plan.cfg;
     let binary = &plan.operator_binary;
@@ -101,10 +100,15 @@ pub(super) async fn operator_image(
                                 "{why}; cut a new version to publish this build (or rebuild the released binary)"
                             );
                         }
-                        steps.warn(&format!(
-                            "{why}; the CSV keeps the released image (cut a new version to release this build)"
-                        ));
-                        note.push_str("; the CSV keeps the released image");
+                        // Without a registry this is a local rebuild of a released version
+                        // (another machine's binary, or a fresh clone): the released image
+                        // stays, and the step says so; it is not a warning.
+                        tracing::debug!("{why}");
+                        let _ = write!(
+                            note,
+                            "; {version} is released: the CSV keeps {} (cut a new version to release this build)",
+                            short_digest(&image)
+                        );
                         image
                     }
                 };
@@ -367,7 +371,7 @@ pub(super) fn catalog_validate(
 }
 
 /// Step 7: The catalog image (the staged catalog served by `olm`), published.
-pub(super) async fn catalog_image(plan: &Plan) -> Step<MadeImage> {
+pub(super) async fn catalog_image(plan: &Plan) -> Step<CatalogOutcome> {
     let image = CatalogImage {
         catalog_dir: plan.stage_catalog.clone(),
         olm_binary: plan.req.olm_binary.clone(),
@@ -381,8 +385,67 @@ pub(super) async fn catalog_image(plan: &Plan) -> Step<MadeImage> {
         .publisher
         .publish("catalog", &plan.cfg.images.catalog, &image)
         .await?;
-    let detail = format!("{} ({})", made.pinned, human(made.size));
-    Ok((made, detail))
+    let mut detail = format!("{} ({})", made.pinned, human(made.size));
+    let mut deployed = made.pinned.clone();
+    let mut record = None;
+    if let Some(path) = &plan.cfg.pinned_catalog_image {
+        let catalog = crate::serve::cache::digest(&plan.stage_catalog)
+            .map_err(|e| anyhow!("hashing the staged catalog: {e}"))?;
+        let recorded = CatalogImagePin::load(path)?;
+        // Without a registry nothing is published: an unchanged catalog keeps the image it
+        // was released with (this machine's build differs only in its olm binary and CA
+        // bundle). With a registry, what was just pushed is what deploy/ names.
+        let kept = recorded
+            .as_ref()
+            .filter(|_| plan.req.registry.is_none())
+            .and_then(|r| r.keeps(&catalog, &made.pinned));
+        match kept {
+            Some(image) => {
+                if image != made.pinned {
+                    let _ = write!(
+                        detail,
+                        "; deploy/ keeps the released {} (same catalog, another build of olm)",
+                        short_digest(image)
+                    );
+                }
+                deployed = image.to_string();
+            }
+            None => {
+                record = Some((
+                    path.clone(),
+                    CatalogImagePin {
+                        catalog,
+                        image: made.pinned.clone(),
+                    },
+                ));
+            }
+        }
+    }
+    Ok((
+        CatalogOutcome {
+            image: made,
+            deployed,
+            record,
+        },
+        detail,
+    ))
+}
+
+/// What the catalog image step decided.
+pub(super) struct CatalogOutcome {
+    pub image: MadeImage,
+    /// The reference deploy/ names: the image just built, or the released one it keeps.
+    pub deployed: String,
+    /// The pin file to write, and what it records (when it changes).
+    pub record: Option<(PathBuf, CatalogImagePin)>,
+}
+
+/// `sha256:0123456789ab` of a pinned reference, for one-line notes.
+fn short_digest(pinned: &str) -> &str {
+    pinned
+        .split_once('@')
+        .map(|(_, d)| &d[..d.len().min("sha256:".len() + 12)])
+        .unwrap_or(pinned)
 }
 
 /// Step 8: deploy/: the OLM objects for the catalog image, and the plain install running the same
