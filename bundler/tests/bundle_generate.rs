@@ -7,6 +7,9 @@ use std::process::{Command, Output, Stdio};
 use olm_bundler::yaml;
 use serde_json::Value;
 
+#[path = "support/registry.rs"]
+mod registry;
+
 const CSV: &str = "manifests/reverse-words-operator.clusterserviceversion.yaml";
 
 fn fixtures() -> PathBuf {
@@ -1539,4 +1542,110 @@ fn ops_generate_writes_then_checks_as_a_library_call() {
     assert!(matches!(err, BundleGenerateError::NoCsvBase), "{err}");
     assert!(err.is_usage());
     assert!(err.to_string().contains("--csv-base"), "{err}");
+}
+
+/// `--use-image-digests` (operator-sdk's flag): the operator image of an operator-sdk project,
+/// pushed to a real registry by tag, comes out pinned by the digest the registry serves (as
+/// skopeo reads it), in the Deployment and in relatedImages; an image the registry lacks is
+/// an error naming it and where it is used, and nothing is written.
+#[test]
+fn use_image_digests_pins_by_the_registrys_digest() {
+    use registry::{Registry, Variant};
+    let Some(projects) = sdk_projects() else {
+        return;
+    };
+    let Some(reg) = Registry::start(Variant::Htpasswd) else {
+        return;
+    };
+    let image = reg.image("example/memcached-operator:v0.0.1");
+    let built = olm()
+        .args([
+            "image",
+            "build",
+            "--binary",
+            "/bin/true",
+            "-t",
+            &image,
+            "--push",
+        ])
+        .args(reg.olm_args())
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let inspected = registry::skopeo(
+        &[
+            vec!["inspect".to_string()],
+            reg.skopeo_inspect_args(),
+            vec![format!("docker://{image}")],
+        ]
+        .concat(),
+    );
+    let digest = serde_json::from_slice::<Value>(&inspected.stdout).unwrap()["Digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pinned = format!("{}/example/memcached-operator@{digest}", reg.addr);
+
+    let stream = std::fs::read_to_string(projects.join("go/kustomize-config-manifests.yaml"))
+        .unwrap()
+        .replace("quay.io/example/memcached-operator:v0.0.1", &image);
+    let out = tempfile::tempdir().unwrap();
+    let creds = reg.olm_args();
+    let mut flags = vec!["--use-image-digests"];
+    flags.extend(creds.iter().map(String::as_str));
+    let o = generate_memcached(stream.as_bytes(), out.path(), &flags);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv: Value = yaml::load_one(
+        &out.path()
+            .join("manifests/memcached-operator.clusterserviceversion.yaml"),
+    )
+    .unwrap();
+    let containers =
+        &csv["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"];
+    let manager = containers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "manager")
+        .unwrap();
+    assert_eq!(manager["image"], pinned.as_str());
+    let related = csv["spec"]["relatedImages"].as_array().unwrap();
+    assert!(
+        related
+            .iter()
+            .any(|r| r["name"] == "manager" && r["image"] == pinned.as_str()),
+        "{related:?}"
+    );
+    assert!(!serde_json::to_string(&csv).unwrap().contains(&image));
+
+    // A second run resolves the same digest and writes nothing new.
+    let again = generate_memcached(stream.as_bytes(), out.path(), &flags);
+    assert!(again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("0 written"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+
+    // An image the registry does not have.
+    let missing = stream.replace(&image, &reg.image("example/absent:v9"));
+    let empty = tempfile::tempdir().unwrap();
+    let o = generate_memcached(missing.as_bytes(), empty.path(), &flags);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot resolve")
+            && err.contains("example/absent:v9")
+            && err.contains("containers manager"),
+        "{err}"
+    );
+    assert!(!err.contains(registry::PASSWORD), "{err}");
+    assert!(
+        std::fs::read_dir(empty.path()).unwrap().next().is_none(),
+        "something was written"
+    );
 }

@@ -36,6 +36,7 @@ fn good_bundle() -> tempfile::TempDir {
             extra_service_accounts: vec![],
             related_images_from_containers: true,
             fill_crd_descriptions: false,
+            image_digests: None,
             created_at: "2026-01-01T00:00:00Z".into(),
         },
         previous: None,

@@ -67,6 +67,7 @@ fn generate_bundle(dir: &Path) {
             created_at: "2026-01-01T00:00:00Z".into(),
             related_images_from_containers: false,
             fill_crd_descriptions: false,
+            image_digests: None,
         },
         previous: None,
     };

@@ -44,6 +44,20 @@ pub struct RegistryArgs {
     pub retries: u32,
 }
 
+impl Default for RegistryArgs {
+    /// What the flags default to.
+    fn default() -> Self {
+        RegistryArgs {
+            creds: None,
+            authfile: None,
+            plain_http: false,
+            ca_file: None,
+            insecure_skip_tls_verify: false,
+            retries: 4,
+        }
+    }
+}
+
 impl RegistryArgs {
     pub fn options(&self) -> anyhow::Result<RegistryOptions> {
         let creds = self.creds.as_deref().map(Credentials::parse).transpose()?;

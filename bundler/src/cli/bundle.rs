@@ -47,7 +47,7 @@ pub enum BundleCommand {
 
 pub async fn run(cmd: BundleCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        BundleCommand::Generate(args) => Ok(run_generate(*args)),
+        BundleCommand::Generate(args) => Ok(run_generate(*args).await),
         BundleCommand::Validate(args) => Ok(run_validate(args).await),
         BundleCommand::Build(args) => super::image::bundle_build(args).await,
         BundleCommand::CheckUpgrade(args) => Ok(super::upgrade_check::check_upgrade(args).await),
@@ -125,6 +125,14 @@ pub struct GenerateArgs {
     /// (from the schema), as `operator-sdk generate kustomize manifests` does in Go bases.
     #[arg(long)]
     pub fill_crd_descriptions: bool,
+    /// operator-sdk's flag: pin every image of the CSV by digest (containers, init
+    /// containers, RELATED_IMAGE_* variables, relatedImages, image references in
+    /// annotations), asking each image's registry, and list them all in relatedImages.
+    #[arg(long)]
+    pub use_image_digests: bool,
+    /// Credentials and TLS for --use-image-digests.
+    #[command(flatten)]
+    pub registry: super::args::RegistryArgs,
     /// Output directory.
     #[arg(long, short = 'o', alias = "output-dir")]
     pub output: Option<PathBuf>,
@@ -157,13 +165,18 @@ impl GenerateArgs {
             extra_service_accounts: self.extra_service_accounts,
             related_images_from_containers: self.related_images_from_containers,
             fill_crd_descriptions: self.fill_crd_descriptions,
+            use_image_digests: self.use_image_digests,
             output: self.output,
         }
     }
 }
 
-fn run_generate(args: GenerateArgs) -> ExitCode {
+async fn run_generate(args: GenerateArgs) -> ExitCode {
     let mode = if args.check { Mode::Check } else { Mode::Write };
+    let registry = match args.registry.options() {
+        Ok(o) => o,
+        Err(e) => return usage(e),
+    };
     let file = match args.config.as_deref().map(config::LoadedConfig::load) {
         None => None,
         Some(Ok(f)) => Some(f),
@@ -188,10 +201,11 @@ fn run_generate(args: GenerateArgs) -> ExitCode {
         Some(path) => Manifests::Path(PathBuf::from(path)),
     };
     let out = settings.output.clone();
-    let (warnings, outcome) = match bundle_generate::run(settings, &manifests, mode) {
-        Ok(r) => r,
-        Err(e) => return generate_error(e),
-    };
+    let (warnings, outcome) =
+        match bundle_generate::run_resolving(settings, &manifests, mode, &registry).await {
+            Ok(r) => r,
+            Err(e) => return generate_error(e),
+        };
     for w in &warnings {
         eprintln!("warning: {w}");
     }

@@ -619,6 +619,16 @@ impl RegistryClient {
         Ok((bytes, digest, media_type))
     }
 
+    /// The digest of the manifest `reference` names, as a registry serves it: for a
+    /// multi-platform image the index's own digest (what `crane digest` prints, and what
+    /// operator-sdk's `--use-image-digests` pins), not one platform's.
+    pub async fn resolve_digest(&self, reference: &Reference) -> Result<String, RegistryError> {
+        self.fetch_manifest_raw(reference)
+            .await
+            .map(|(_, digest)| digest)
+            .map_err(|e| self.not_found(reference, e))
+    }
+
     async fn fetch_manifest_raw(
         &self,
         reference: &Reference,

@@ -25,6 +25,8 @@ pub enum TransferError {
     Unpack(#[from] UnpackError),
     #[error(transparent)]
     Model(#[from] ModelError),
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// Where an image ended up.
@@ -110,6 +112,21 @@ pub async fn pull_to_dir(
         config,
         rootfs: dest.to_path_buf(),
     })
+}
+
+/// `<repository>@sha256:...` for a registry reference (a tag resolved by the registry, a
+/// digest checked); a layout reference is refused, since it has no repository to pin.
+pub async fn resolve(src: &ImageRef, opts: &RegistryOptions) -> Result<String, TransferError> {
+    match src {
+        ImageRef::Layout { .. } => Err(TransferError::Unsupported(format!(
+            "{src}: only a registry reference can be pinned by digest"
+        ))),
+        ImageRef::Registry(r) => {
+            let client = RegistryClient::connect(r.registry(), opts).await?;
+            let digest = client.resolve_digest(r).await?;
+            Ok(format!("{}/{}@{digest}", r.registry(), r.repository()))
+        }
+    }
 }
 
 /// A summary of an image in the spirit of `skopeo inspect`: name, digest, platform, labels,

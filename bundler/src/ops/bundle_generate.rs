@@ -3,16 +3,20 @@
 //! ClusterServiceVersion among the manifests), the bundle generated, then written, or compared
 //! with what is on disk (`--check`), and read back through the default validators.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
 use crate::bundle::generate::config::{Settings, SettingsError};
 use crate::bundle::generate::input::{self, SourceObject};
-use crate::bundle::generate::{self, GenerateError, GenerateInput, Generated, OWNED_DIRS};
+use crate::bundle::generate::{self, GenerateError, GenerateInput, Generated, OWNED_DIRS, digests};
 use crate::bundle::load::LoadError;
 use crate::bundle::validate::{self, Options, Report};
 use crate::fsx::{TreeChanges, WriteError};
+use crate::image::reference::ImageRef;
+use crate::image::registry::RegistryOptions;
+use crate::image::transfer;
 use crate::reproducible::EpochError;
 use crate::yaml::{self, YamlError};
 
@@ -58,6 +62,12 @@ pub enum BundleGenerateError {
     Options(GenerateError),
     #[error("cannot generate the bundle")]
     Generate(#[source] GenerateError),
+    #[error("--use-image-digests: cannot resolve {image} ({place}) to a digest: {message}")]
+    Resolve {
+        image: String,
+        place: String,
+        message: String,
+    },
     #[error(transparent)]
     Epoch(#[from] EpochError),
     #[error(transparent)]
@@ -150,14 +160,78 @@ pub fn generate(
     })
 }
 
-/// `olm bundle generate`: returns the generator's warnings and what happened.
-pub fn run(
+/// With `use_image_digests` (operator-sdk's `--use-image-digests`): generates once to find
+/// every image the CSV names, asks each image's registry for its digest, and sets
+/// `settings.options.image_digests` so the real generation pins them.
+pub async fn resolve_image_digests(
+    settings: &mut Settings,
+    objects: &[SourceObject],
+    registry: &RegistryOptions,
+) -> Result<(), BundleGenerateError> {
+    if !settings.use_image_digests {
+        return Ok(());
+    }
+    let first = generate(settings, objects.to_vec())?;
+    let csv_text = first
+        .tree
+        .get(&first.csv_path)
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    let csv: serde_json::Value = yaml::parse_one(&first.csv_path, &csv_text)
+        .map_err(|e| BundleGenerateError::Generate(GenerateError::Yaml(e)))?;
+    let specs = digests::pull_specs(&csv)
+        .map_err(|e| BundleGenerateError::Generate(GenerateError::Digests(e)))?;
+    let mut resolved = BTreeMap::new();
+    for image in digests::to_resolve(&specs) {
+        let place = specs
+            .iter()
+            .find(|s| s.image == image)
+            .map(|s| s.place.clone())
+            .unwrap_or_default();
+        let fail = |message: String| BundleGenerateError::Resolve {
+            image: image.clone(),
+            place: place.clone(),
+            message,
+        };
+        let reference = ImageRef::parse(&image).map_err(|e| fail(e.to_string()))?;
+        let pinned = transfer::resolve(&reference, registry)
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        tracing::info!("{image} -> {pinned}");
+        resolved.insert(image, pinned);
+    }
+    settings.options.image_digests = Some(resolved);
+    Ok(())
+}
+
+/// [`run`] after [`resolve_image_digests`]: what `olm bundle generate` calls.
+pub async fn run_resolving(
     mut settings: Settings,
     manifests: &Manifests,
     mode: Mode,
+    registry: &RegistryOptions,
+) -> Result<(Vec<String>, Outcome), BundleGenerateError> {
+    let objects = read_manifests(manifests)?;
+    resolve_image_digests(&mut settings, &objects, registry).await?;
+    run_objects(settings, objects, mode)
+}
+
+/// `olm bundle generate`: returns the generator's warnings and what happened.
+pub fn run(
+    settings: Settings,
+    manifests: &Manifests,
+    mode: Mode,
+) -> Result<(Vec<String>, Outcome), BundleGenerateError> {
+    let objects = read_manifests(manifests)?;
+    run_objects(settings, objects, mode)
+}
+
+fn run_objects(
+    mut settings: Settings,
+    objects: Vec<SourceObject>,
+    mode: Mode,
 ) -> Result<(Vec<String>, Outcome), BundleGenerateError> {
     settings.options.created_at = generate::files::created_at_for_new_content()?;
-    let objects = read_manifests(manifests)?;
     let generated = generate(&settings, objects)?;
     let out = &settings.output;
     let outcome = match mode {

@@ -36,6 +36,8 @@ pub struct BundleConfig {
     pub related_images_from_containers: bool,
     #[serde(default)]
     pub fill_crd_descriptions: bool,
+    #[serde(default)]
+    pub use_image_digests: bool,
     pub output: Option<PathBuf>,
 }
 
@@ -103,6 +105,7 @@ pub struct Overrides {
     pub extra_service_accounts: Vec<String>,
     pub related_images_from_containers: bool,
     pub fill_crd_descriptions: bool,
+    pub use_image_digests: bool,
     pub output: Option<PathBuf>,
 }
 
@@ -115,6 +118,9 @@ pub struct Settings {
     /// `None`: the CSV base comes with the manifests (`kustomize build config/manifests`).
     pub csv_base: Option<PathBuf>,
     pub output: PathBuf,
+    /// operator-sdk's `--use-image-digests`: the caller resolves the CSV's images through
+    /// their registries and sets `options.image_digests`.
+    pub use_image_digests: bool,
     /// Every option but `created_at`, which the caller sets when it knows the content is new.
     pub options: GenerateOptions,
 }
@@ -219,6 +225,7 @@ pub fn resolve(flags: Overrides, file: Option<&LoadedConfig>) -> Result<Settings
             .output
             .or_else(|| cfg.output.as_ref().map(at))
             .unwrap_or_else(|| PathBuf::from("bundle")),
+        use_image_digests: flags.use_image_digests || cfg.use_image_digests,
         options: GenerateOptions {
             package,
             version,
@@ -240,6 +247,7 @@ pub fn resolve(flags: Overrides, file: Option<&LoadedConfig>) -> Result<Settings
             related_images_from_containers: flags.related_images_from_containers
                 || cfg.related_images_from_containers,
             fill_crd_descriptions: flags.fill_crd_descriptions || cfg.fill_crd_descriptions,
+            image_digests: None,
             created_at: String::new(),
         },
     })

@@ -38,6 +38,7 @@ pub mod certs;
 pub mod config;
 pub mod csv;
 pub mod diff;
+pub mod digests;
 pub mod files;
 pub mod input;
 pub mod webhooks;
@@ -68,6 +69,8 @@ pub enum GenerateError {
     InvalidCsv(Vec<Finding>),
     #[error("cannot render {file}: {message}")]
     Render { file: String, message: String },
+    #[error("--use-image-digests: {0}")]
+    Digests(#[from] digests::DigestsError),
 }
 
 /// The package-level settings (flags or config file).
@@ -94,6 +97,10 @@ pub struct GenerateOptions {
     /// `description` (from its schema). `operator-sdk generate bundle` never fills them; its
     /// `generate kustomize manifests` writes them into the base of Go projects.
     pub fill_crd_descriptions: bool,
+    /// operator-sdk's `--use-image-digests`: every image of the CSV by digest (image as
+    /// written -> `repository@sha256:...`, resolved by the caller from [`digests::to_resolve`])
+    /// and `relatedImages` listing them all.
+    pub image_digests: Option<std::collections::BTreeMap<String, String>>,
     /// The `createdAt` for a bundle whose content changed (RFC 3339). When the previous
     /// output, re-rendered with its own createdAt, is byte-identical to what we would write,
     /// its createdAt is kept instead, so regenerating an unchanged bundle is a no-op. The CLI
@@ -499,6 +506,10 @@ pub fn generate(input: &GenerateInput) -> Result<Generated, GenerateError> {
         } else {
             spec.insert("relatedImages".into(), json!(related));
         }
+    }
+
+    if let Some(digests) = &o.image_digests {
+        digests::apply(&mut csv, digests)?;
     }
 
     // Validate before writing anything.
