@@ -352,3 +352,174 @@ fn probe_exit_codes() {
     );
     assert!(code == 2 || code == 3, "{code} {text}");
 }
+
+/// One HTTP/1.1 request over a plain socket: status, headers (lowercased names), body.
+fn http(port: u16, request: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, raw[split + 4..].to_vec())
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn get(port: u16, path: &str, extra: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    http(
+        port,
+        &format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{extra}\r\n"),
+    )
+}
+
+/// `--http-port`: catalogd's HTTP API from the same catalog, answered as catalogd answers
+/// (olmv1.md, "catalogd HTTP API"): JSON lines with sorted keys, ServeContent's caching and
+/// ranges, gzip, and its error statuses.
+#[test]
+fn serves_catalogds_http_api() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = probe_binary(tmp.path());
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+    let (port, http_port) = (free_port(), free_port());
+    let (port_s, http_s) = (port.to_string(), http_port.to_string());
+    let _srv = spawn_serve(&[
+        catalog.to_str().unwrap(),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port_s,
+        "--http-port",
+        &http_s,
+        "--catalog-name",
+        "reverse-words",
+    ]);
+    wait_serving(&bin, port);
+    let all = "/catalogs/reverse-words/api/v1/all";
+
+    let (status, headers, body) = get(http_port, all, "");
+    assert_eq!(status, 200);
+    assert_eq!(header(&headers, "content-type"), Some("application/jsonl"));
+    assert_eq!(header(&headers, "accept-ranges"), Some("bytes"));
+    assert_eq!(header(&headers, "vary"), Some("Accept-Encoding"));
+    assert_eq!(
+        header(&headers, "content-length"),
+        Some(body.len().to_string().as_str())
+    );
+    let text = String::from_utf8(body.clone()).unwrap();
+    assert!(text.ends_with('\n'));
+    let first = text.lines().next().unwrap();
+    // catalogd's first line for this package, with its description and icon since added.
+    assert!(
+        first.starts_with(r#"{"defaultChannel":"stable-v0","description":"#)
+            && first.ends_with(r#""name":"reverse-words-operator","schema":"olm.package"}"#),
+        "{first}"
+    );
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted, "{line}");
+    }
+    let rendered = Command::new(OLM)
+        .args(["catalog", "render", catalog.to_str().unwrap(), "-o", "json"])
+        .output()
+        .unwrap();
+    let blobs = serde_json::Deserializer::from_slice(&rendered.stdout)
+        .into_iter::<serde_json::Value>()
+        .count();
+    assert_eq!(text.lines().count(), blobs);
+
+    let (status, headers, head_body) = http(
+        http_port,
+        &format!("HEAD {all} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+    );
+    assert_eq!((status, head_body.len()), (200, 0));
+    let last_modified = header(&headers, "last-modified").unwrap().to_string();
+    assert!(last_modified.ends_with(" GMT"), "{last_modified}");
+
+    let (status, _, b) = get(
+        http_port,
+        all,
+        &format!("If-Modified-Since: {last_modified}\r\n"),
+    );
+    assert_eq!((status, b.len()), (304, 0));
+
+    let (status, headers, b) = get(http_port, all, "Range: bytes=0-99\r\n");
+    assert_eq!(status, 206);
+    assert_eq!(b, body[..100]);
+    assert_eq!(
+        header(&headers, "content-range"),
+        Some(format!("bytes 0-99/{}", body.len()).as_str())
+    );
+    let (status, _, _) = get(
+        http_port,
+        all,
+        &format!("Range: bytes={}-\r\n", body.len() + 5),
+    );
+    assert_eq!(status, 416);
+
+    let (status, headers, gz) = get(http_port, all, "Accept-Encoding: gzip\r\n");
+    assert_eq!(status, 200);
+    assert_eq!(header(&headers, "content-encoding"), Some("gzip"));
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut plain).unwrap();
+    assert_eq!(plain, body);
+
+    let (status, _, _) = http(
+        http_port,
+        &format!(
+            "POST {all} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    assert_eq!(status, 405);
+    let (status, _, b) = get(http_port, "/catalogs/other/api/v1/all", "");
+    assert_eq!(
+        (status, String::from_utf8_lossy(&b).trim()),
+        (404, "404 Not Found")
+    );
+    let (status, _, b) = get(http_port, "/catalogs/Bad_Name/api/v1/all", "");
+    assert_eq!(status, 400);
+    assert!(String::from_utf8_lossy(&b).contains("RFC 1123"));
+    let (status, _, b) = get(http_port, "/", "");
+    assert_eq!(
+        (status, String::from_utf8_lossy(&b).trim()),
+        (404, "404 page not found")
+    );
+
+    let metas = "/catalogs/reverse-words/api/v1/metas";
+    let (status, _, b) = get(http_port, &format!("{metas}?schema=olm.package"), "");
+    assert_eq!(status, 200);
+    assert_eq!(String::from_utf8_lossy(&b).trim(), first);
+    let (status, _, b) = get(
+        http_port,
+        &format!("{metas}?schema=olm.bundle&name=reverse-words-operator.v0.2.1"),
+        "",
+    );
+    assert_eq!(status, 200);
+    assert_eq!(String::from_utf8_lossy(&b).lines().count(), 1);
+    let (status, _, b) = get(http_port, &format!("{metas}?package=nothing"), "");
+    assert_eq!((status, b.len()), (200, 0));
+    let (status, _, _) = get(http_port, &format!("{metas}?version=1"), "");
+    assert_eq!(status, 400);
+}

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use olm_bundler::serve::cache::{self, Integrity};
-use olm_bundler::serve::server;
+use olm_bundler::serve::{catalogd, server};
 
 const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
@@ -43,6 +43,14 @@ pub struct ServeArgs {
     /// Where a fatal error is written for the kubelet (used when it exists, or when given).
     #[arg(short = 't', long)]
     pub termination_log: Option<PathBuf>,
+    /// Also serve catalogd's HTTP API (OLM v1) on this port: `/catalogs/<name>/api/v1/all`
+    /// and `/catalogs/<name>/api/v1/metas`, from the same catalog.
+    #[arg(long, value_name = "PORT")]
+    pub http_port: Option<u16>,
+    /// The catalog's name in the HTTP API's paths (a ClusterCatalog's name). Default: the
+    /// catalog directory's name, or the image repository's last component.
+    #[arg(long, requires = "http_port")]
+    pub catalog_name: Option<String>,
     /// Debug logging.
     #[arg(long)]
     pub debug: bool,
@@ -98,6 +106,10 @@ async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(v) => v,
         None => a.cache_dir.is_some() && !a.cache_only,
     };
+    let catalog_name = a
+        .catalog_name
+        .clone()
+        .unwrap_or_else(|| default_catalog_name(&a.catalog));
     // A catalog image is pulled and unpacked for the life of the server; its pre-built cache
     // is used when no --cache-dir is given (rebuilt in place if it does not match).
     let _pulled = if a.catalog.exists() {
@@ -208,9 +220,54 @@ async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
         startup_ms = started.elapsed().as_millis() as u64,
         "serving registry"
     );
+    if let Some(port) = a.http_port {
+        let root = a.catalog.clone();
+        let name = catalog_name.clone();
+        let content =
+            tokio::task::spawn_blocking(move || catalogd::CatalogContent::read(&root, &name))
+                .await
+                .context("catalogd content task")?
+                .with_context(|| format!("prepare catalogd's API for {}", a.catalog.display()))?;
+        let http_addr = SocketAddr::new(a.host, port);
+        let http = tokio::net::TcpListener::bind(http_addr)
+            .await
+            .with_context(|| format!("listen on {http_addr} (--http-port)"))?;
+        tracing::info!(
+            addr = %http.local_addr().unwrap_or(http_addr),
+            catalog = %catalog_name,
+            bytes = content.len(),
+            "serving catalogd's HTTP API at /catalogs/{catalog_name}/api/v1/all"
+        );
+        let router = catalogd::router(Arc::new(content));
+        tokio::spawn(async move {
+            let served = axum::serve(http, router)
+                .with_graceful_shutdown(server::shutdown_signal())
+                .await;
+            if let Err(e) = served {
+                tracing::error!(error = %e, "catalogd HTTP API stopped");
+            }
+        });
+    }
     server::serve(store, listener, server::shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The catalog's name in catalogd's paths when `--catalog-name` is not given: the directory's
+/// name, or for an image the repository's last component.
+fn default_catalog_name(catalog: &Path) -> String {
+    let text = catalog.to_string_lossy();
+    let last = text
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let last = last.split(['@', ':']).next().unwrap_or_default();
+    if last.is_empty() {
+        "catalog".into()
+    } else {
+        last.to_lowercase()
+    }
 }
 
 /// Runs `olm catalog serve <catalog> --cache-dir <dir> --cache-only` as a child process

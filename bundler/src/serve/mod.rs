@@ -7,10 +7,12 @@
 //! - [`registry`]: the `api.Registry` RPCs with opm's semantics and error texts.
 //! - [`server`]: start-up, health, reflection, graceful shutdown.
 //! - [`probe`]: the `grpc_health_probe` multi-call mode.
+//! - [`catalogd`]: catalogd's HTTP API (OLM v1) from the same catalog, with `--http-port`.
 //! - [`image`]: the catalog image (catalog, pre-built cache, `olm` as its entrypoint).
 //! - [`stub_csv`]: the stub ClusterServiceVersion served for `olm.csv.metadata` bundles.
 
 pub mod cache;
+pub mod catalogd;
 pub mod image;
 pub mod probe;
 pub mod proto;

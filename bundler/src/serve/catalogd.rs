@@ -1,0 +1,461 @@
+//! catalogd's HTTP API (OLM v1), served beside the gRPC registry API: what operator-controller
+//! fetches (`GET|HEAD /catalogs/<name>/api/v1/all`) and catalogd's experimental
+//! `/catalogs/<name>/api/v1/metas?schema=&package=&name=`.
+//!
+//! The body is the catalog as catalogd stores it: one compact JSON object per blob, keys in
+//! alphabetical order (catalogd reads YAML through `yaml.YAMLToJSON`, which sorts them), in
+//! the order the files are walked. Responses follow Go's `http.ServeContent` as catalogd uses
+//! it: `Last-Modified`, `If-Modified-Since` -> 304, one `Range` -> 206 (or 416), gzip when
+//! asked, `405` for other methods, `404 page not found` for other paths.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::Response;
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::catalog::declcfg::sort_keys;
+use crate::catalog::load;
+use crate::grammar::k8s_names;
+
+/// Why the catalog's content could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogdError {
+    #[error(transparent)]
+    Load(#[from] load::LoadError),
+    #[error(transparent)]
+    Yaml(#[from] crate::yaml::YamlError),
+    #[error("{file}: {message}")]
+    Blob { file: String, message: String },
+    #[error("--catalog-name {name:?}: {message}")]
+    Name { name: String, message: String },
+}
+
+/// One blob's place in the body, for `/api/v1/metas`.
+#[derive(Debug, Clone)]
+struct Meta {
+    schema: String,
+    package: String,
+    name: String,
+    start: usize,
+    end: usize,
+}
+
+/// What the HTTP API serves: the catalog's name and its content, prepared once.
+#[derive(Debug)]
+pub struct CatalogContent {
+    name: String,
+    all: Bytes,
+    metas: Vec<Meta>,
+    /// The moment the content was prepared (catalogd: when it unpacked the image), whole
+    /// seconds as HTTP dates carry.
+    last_modified: SystemTime,
+}
+
+impl CatalogContent {
+    /// Reads the catalog under `root` (files as opm walks them, `.indexignore` honoured).
+    pub fn read(root: &Path, name: &str) -> Result<CatalogContent, CatalogdError> {
+        let problems = k8s_names::dns1123_subdomain(name);
+        if !problems.is_empty() {
+            return Err(CatalogdError::Name {
+                name: name.to_string(),
+                message: problems.join("; "),
+            });
+        }
+        let files = load::catalog_files(root)?;
+        let mut all = Vec::new();
+        let mut metas = Vec::new();
+        for file in &files {
+            let bytes = crate::yaml::read_file(file)?;
+            let text = crate::yaml::utf8(file, &bytes)?;
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+            let blobs: Vec<Value> = if text.trim_start().starts_with('{') {
+                serde_json::Deserializer::from_str(text)
+                    .into_iter::<Value>()
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| CatalogdError::Blob {
+                        file: file.display().to_string(),
+                        message: e.to_string(),
+                    })?
+            } else {
+                let mut out = Vec::new();
+                for (line, doc) in load::yaml_documents(text) {
+                    let v = crate::yaml::parse_value_at(file, doc, line)?;
+                    if !v.is_null() {
+                        out.push(v);
+                    }
+                }
+                out
+            };
+            for blob in blobs {
+                let field = |k: &str| {
+                    blob.get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let (schema, package, name) = (field("schema"), field("package"), field("name"));
+                let start = all.len();
+                serde_json::to_writer(&mut all, &sort_keys(blob)).map_err(|e| {
+                    CatalogdError::Blob {
+                        file: file.display().to_string(),
+                        message: e.to_string(),
+                    }
+                })?;
+                all.push(b'\n');
+                metas.push(Meta {
+                    // A package blob is its own package.
+                    package: if schema == "olm.package" {
+                        name.clone()
+                    } else {
+                        package
+                    },
+                    schema,
+                    name,
+                    start,
+                    end: all.len(),
+                });
+            }
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        Ok(CatalogContent {
+            name: name.to_string(),
+            all: Bytes::from(all),
+            metas,
+            last_modified: UNIX_EPOCH + Duration::from_secs(now),
+        })
+    }
+
+    /// The size of `/api/v1/all`'s body.
+    pub fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    /// Whether the catalog has no blob.
+    pub fn is_empty(&self) -> bool {
+        self.all.is_empty()
+    }
+}
+
+/// The HTTP API's router: every request goes through [`handle`].
+pub fn router(content: Arc<CatalogContent>) -> axum::Router {
+    axum::Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap| {
+        let content = content.clone();
+        async move { handle(&content, &method, &uri, &headers) }
+    })
+}
+
+/// Answers one request as catalogd does.
+pub fn handle(c: &CatalogContent, method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
+    let path = uri.path();
+    let Some(rest) = path.strip_prefix("/catalogs/") else {
+        return text(StatusCode::NOT_FOUND, "404 page not found\n");
+    };
+    let Some((name, endpoint)) = rest.split_once('/') else {
+        return text(StatusCode::NOT_FOUND, "404 page not found\n");
+    };
+    let metas = match endpoint {
+        "api/v1/all" => false,
+        "api/v1/metas" => true,
+        _ => return text(StatusCode::NOT_FOUND, "404 page not found\n"),
+    };
+    if method != Method::GET && method != Method::HEAD {
+        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed\n");
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    let problems = k8s_names::dns1123_subdomain(name);
+    if !problems.is_empty() {
+        return text(
+            StatusCode::BAD_REQUEST,
+            &format!("{}\n", problems.join("; ")),
+        );
+    }
+    if name != c.name {
+        return text(StatusCode::NOT_FOUND, "404 Not Found\n");
+    }
+    let body = if metas {
+        match filter(c, uri.query().unwrap_or_default()) {
+            Ok(b) => b,
+            Err(()) => return text(StatusCode::BAD_REQUEST, "Bad Request\n"),
+        }
+    } else {
+        c.all.clone()
+    };
+    serve_content(c, body, method == Method::HEAD, headers)
+}
+
+/// The blobs `/api/v1/metas` selects: every given parameter (`schema`, `package`, `name`)
+/// must match; any other parameter is a bad request.
+fn filter(c: &CatalogContent, query: &str) -> Result<Bytes, ()> {
+    let mut want: [Option<String>; 3] = [None, None, None];
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let slot = match k {
+            "schema" => 0,
+            "package" => 1,
+            "name" => 2,
+            _ => return Err(()),
+        };
+        want[slot] = Some(percent_decode(v));
+    }
+    let mut out = Vec::new();
+    for m in &c.metas {
+        let fields = [&m.schema, &m.package, &m.name];
+        if want
+            .iter()
+            .zip(fields)
+            .all(|(w, f)| w.as_ref().is_none_or(|w| w == f))
+        {
+            out.extend_from_slice(&c.all[m.start..m.end]);
+        }
+    }
+    Ok(Bytes::from(out))
+}
+
+/// `%XX` and `+` as in a query string.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                Ok(v) => {
+                    out.push(v);
+                    i += 2;
+                }
+                Err(_) => out.push(b'%'),
+            },
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn text(status: StatusCode, body: &str) -> Response {
+    let mut r = Response::new(Body::from(body.to_string()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r.headers_mut().insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+/// Go's `http.ServeContent` for `body`, plus catalogd's gzip.
+fn serve_content(c: &CatalogContent, body: Bytes, head: bool, headers: &HeaderMap) -> Response {
+    let last_modified = http_date(c.last_modified);
+    let base = |status: StatusCode| {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = status;
+        let h = r.headers_mut();
+        h.insert(
+            header::LAST_MODIFIED,
+            HeaderValue::from_str(&last_modified).expect("an HTTP date is a header value"),
+        );
+        h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+        r
+    };
+    if let Some(since) = headers
+        .get(header::IF_MODIFIED_SINCE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_http_date)
+        && c.last_modified <= since
+    {
+        return base(StatusCode::NOT_MODIFIED);
+    }
+    let range = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
+    let gzip = range.is_none()
+        && headers
+            .get(header::ACCEPT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
+    let (status, bytes, content_range) = match range {
+        None => (StatusCode::OK, body, None),
+        Some(spec) => match byte_range(spec, body.len()) {
+            Some((a, b)) => (
+                StatusCode::PARTIAL_CONTENT,
+                body.slice(a..=b),
+                Some(format!("bytes {a}-{b}/{}", body.len())),
+            ),
+            None => {
+                let mut r = base(StatusCode::RANGE_NOT_SATISFIABLE);
+                r.headers_mut().insert(
+                    header::CONTENT_RANGE,
+                    HeaderValue::from_str(&format!("bytes */{}", body.len()))
+                        .expect("digits are a header value"),
+                );
+                return r;
+            }
+        },
+    };
+    let bytes = if gzip { gzipped(&bytes) } else { bytes };
+    let mut r = base(status);
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/jsonl"),
+    );
+    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    if gzip {
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    if let Some(cr) = content_range {
+        h.insert(
+            header::CONTENT_RANGE,
+            HeaderValue::from_str(&cr).expect("digits are a header value"),
+        );
+    }
+    if !head {
+        *r.body_mut() = Body::from(bytes);
+    }
+    r
+}
+
+fn gzipped(bytes: &[u8]) -> Bytes {
+    use std::io::Write as _;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).expect("writing to memory");
+    Bytes::from(e.finish().expect("writing to memory"))
+}
+
+/// One `bytes=` range of a body of `len` bytes (`a-b`, `a-`, `-n`), inclusive; `None` when it
+/// is not satisfiable or not a single byte range.
+fn byte_range(spec: &str, len: usize) -> Option<(usize, usize)> {
+    let r = spec.strip_prefix("bytes=")?.trim();
+    if r.contains(',') || len == 0 {
+        return None;
+    }
+    let (a, b) = r.split_once('-')?;
+    let (a, b) = (a.trim(), b.trim());
+    if a.is_empty() {
+        let n: usize = b.parse().ok()?;
+        if n == 0 {
+            return None;
+        }
+        return Some((len.saturating_sub(n), len - 1));
+    }
+    let a: usize = a.parse().ok()?;
+    if a >= len {
+        return None;
+    }
+    let b = if b.is_empty() {
+        len - 1
+    } else {
+        b.parse::<usize>().ok()?.min(len - 1)
+    };
+    (a <= b).then_some((a, b))
+}
+
+const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110 IMF-fixdate).
+pub fn http_date(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let days = secs / 86_400;
+    let (y, m, d) = civil_from_days(days as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
+        DAYS[(days % 7) as usize],
+        d,
+        MONTHS[(m - 1) as usize],
+        y,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The IMF-fixdate form of an HTTP date (what clients send back from `Last-Modified`).
+pub fn parse_http_date(s: &str) -> Option<SystemTime> {
+    let mut it = s.split_whitespace();
+    let _day = it.next()?;
+    let d: u32 = it.next()?.parse().ok()?;
+    let month = it.next()?;
+    let m = MONTHS.iter().position(|x| *x == month)? as u32 + 1;
+    let y: i64 = it.next()?.parse().ok()?;
+    let mut hms = it.next()?.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, mi, se) = (hms.next()??, hms.next()??, hms.next()??);
+    if it.next()? != "GMT" {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    let secs = u64::try_from(days).ok()? * 86_400 + h * 3600 + mi * 60 + se;
+    Some(UNIX_EPOCH + Duration::from_secs(secs))
+}
+
+/// Howard Hinnant's `civil_from_days`.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Howard Hinnant's `days_from_civil`.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dates_round_trip() {
+        let t = UNIX_EPOCH + Duration::from_secs(784_111_777);
+        assert_eq!(http_date(t), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(t));
+        assert_eq!(parse_http_date("yesterday"), None);
+        let now = UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+        assert_eq!(parse_http_date(&http_date(now)), Some(now));
+    }
+
+    #[test]
+    fn byte_ranges_as_serve_content() {
+        assert_eq!(byte_range("bytes=0-99", 5039), Some((0, 99)));
+        assert_eq!(byte_range("bytes=5000-", 5039), Some((5000, 5038)));
+        assert_eq!(byte_range("bytes=-10", 5039), Some((5029, 5038)));
+        assert_eq!(byte_range("bytes=0-99999", 5039), Some((0, 5038)));
+        assert_eq!(byte_range("bytes=6000-", 5039), None);
+        assert_eq!(byte_range("bytes=0-1,5-6", 5039), None);
+        assert_eq!(byte_range("lines=1-2", 5039), None);
+    }
+
+    #[test]
+    fn query_strings_decode() {
+        assert_eq!(percent_decode("olm.bundle"), "olm.bundle");
+        assert_eq!(percent_decode("a%2Fb+c"), "a/b c");
+    }
+}
