@@ -13,6 +13,7 @@ use olm_bundler::catalog::diagnostic::{Diagnostic, Report, Severity};
 use olm_bundler::catalog::render::Form;
 use olm_bundler::catalog::template::{self, BundleResolver};
 use olm_bundler::catalog::{add, graph, load, model, render, upgrade, validate};
+use olm_bundler::ops::catalog_source;
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
@@ -377,62 +378,6 @@ async fn render_image(
     )
 }
 
-/// A catalog image pulled and unpacked into a temporary directory (removed on drop).
-pub(super) struct PulledCatalog {
-    _dir: tempfile::TempDir,
-    /// The FBC root the image's configs label points at.
-    pub configs: PathBuf,
-    /// Our pre-built serve cache inside the image, when it carries one.
-    pub cache: Option<PathBuf>,
-}
-
-/// Pulls a catalog image (from a registry or an `oci:` layout) for serving.
-pub(super) async fn pull_catalog(
-    reference: &str,
-    registry: &super::args::RegistryArgs,
-) -> anyhow::Result<PulledCatalog> {
-    use anyhow::Context as _;
-    let opts = registry.options()?;
-    let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
-    let pulled = olm_bundler::image::transfer::pull_to_dir(reference, dir.path(), &opts)
-        .await
-        .with_context(|| format!("cannot pull {reference}"))?;
-    let Some(configs) = pulled
-        .config
-        .config
-        .labels
-        .get(olm_bundler::serve::image::CONFIGS_LABEL)
-    else {
-        anyhow::bail!(
-            "{reference}: not a catalog image (no {} label)",
-            olm_bundler::serve::image::CONFIGS_LABEL
-        );
-    };
-    let configs = pulled.rootfs.join(configs.trim_start_matches('/'));
-    if !configs.is_dir() {
-        anyhow::bail!(
-            "{reference}: its configs label points at {}, which the image does not contain",
-            configs.display()
-        );
-    }
-    let cache = pulled
-        .rootfs
-        .join(olm_bundler::serve::image::CACHE_DIR.trim_start_matches('/'));
-    let cache = cache
-        .join(olm_bundler::serve::cache::CACHE_SUBDIR)
-        .is_dir()
-        .then_some(cache);
-    Ok(PulledCatalog {
-        _dir: dir,
-        configs,
-        cache,
-    })
-}
-
-pub(super) fn is_image_ref(r: &str) -> bool {
-    r.starts_with("oci:") || (!Path::new(r).exists() && (r.contains('/') || r.contains('@')))
-}
-
 async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
     if a.image.is_some() && a.refs.len() != 1 {
         anyhow::bail!("--image applies to a single bundle directory");
@@ -446,7 +391,7 @@ async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
             }
             let form = a.bundle_form(image);
             cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
-        } else if is_image_ref(r) {
+        } else if catalog_source::is_image_ref(r) {
             cfg.merge(render_image(r, a.bundle_form(r), &a.registry).await?);
         } else if a.bundle_objects && p.join("manifests").is_dir() && p.join("metadata").is_dir() {
             cfg.bundles

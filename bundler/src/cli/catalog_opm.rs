@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
+use olm_bundler::ops::catalog_source;
 
 use olm_bundler::catalog::{convert, init, list, load, model};
 
@@ -138,8 +139,8 @@ pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
     }
     // A pulled image lives in a temporary directory for as long as this holds it.
     let pulled;
-    let dir: &Path = if super::catalog::is_image_ref(&a.catalog) {
-        pulled = super::catalog::pull_catalog(&a.catalog, &a.registry).await?;
+    let dir: &Path = if catalog_source::is_image_ref(&a.catalog) {
+        pulled = catalog_source::pull_catalog(&a.catalog, &a.registry.options()?).await?;
         &pulled.configs
     } else {
         Path::new(&a.catalog)

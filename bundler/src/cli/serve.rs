@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use olm_bundler::ops::catalog_source;
 
 use olm_bundler::serve::cache::{self, Integrity};
 use olm_bundler::serve::{catalogd, server};
@@ -117,10 +118,10 @@ async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         let reference = a.catalog.to_string_lossy().into_owned();
         let is_path = reference.starts_with(['/', '.', '~']);
-        if is_path || !super::catalog::is_image_ref(&reference) {
+        if is_path || !catalog_source::is_image_ref(&reference) {
             bail!("{reference}: no such catalog directory or file (nor an image reference)");
         }
-        let pulled = super::catalog::pull_catalog(&reference, &a.registry).await?;
+        let pulled = catalog_source::pull_catalog(&reference, &a.registry.options()?).await?;
         tracing::info!(image = %reference, configs = %pulled.configs.display(), "pulled catalog image");
         a.catalog = pulled.configs.clone();
         if a.cache_dir.is_none() {

@@ -4,5 +4,6 @@
 
 pub mod bundle_generate;
 pub mod bundle_source;
+pub mod catalog_source;
 pub mod install;
 pub mod release;

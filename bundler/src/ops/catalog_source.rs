@@ -1,0 +1,75 @@
+//! A catalog named on the command line: a directory or file, or a catalog image
+//! (`oci:<dir>[:tag]` or a registry reference) pulled and unpacked to a temporary directory.
+//! One reading for every command that takes "a catalog directory or image" (serve, list).
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::image::registry::RegistryOptions;
+use crate::image::transfer::{self, TransferError};
+use crate::serve::cache::CACHE_SUBDIR;
+use crate::serve::image::{CACHE_DIR, CONFIGS_LABEL};
+
+#[derive(Debug, Error)]
+pub enum CatalogSourceError {
+    #[error("cannot create a temporary directory: {0}")]
+    TempDir(std::io::Error),
+    #[error("cannot pull {reference}")]
+    Pull {
+        reference: String,
+        #[source]
+        source: TransferError,
+    },
+    #[error("{0}: not a catalog image (no {CONFIGS_LABEL} label)")]
+    NotACatalog(String),
+    #[error("{reference}: its configs label points at {configs}, which the image does not contain")]
+    NoConfigs { reference: String, configs: String },
+}
+
+/// A catalog image pulled and unpacked into a temporary directory (removed on drop).
+#[derive(Debug)]
+pub struct PulledCatalog {
+    _dir: tempfile::TempDir,
+    /// The FBC root the image's configs label points at.
+    pub configs: PathBuf,
+    /// Our pre-built serve cache inside the image, when it carries one.
+    pub cache: Option<PathBuf>,
+}
+
+/// Whether a command-line argument names an image rather than a local path: `oci:...`, or a
+/// reference that is not an existing path and has a `/` or `@`.
+pub fn is_image_ref(r: &str) -> bool {
+    r.starts_with("oci:") || (!Path::new(r).exists() && (r.contains('/') || r.contains('@')))
+}
+
+/// Pulls a catalog image (from a registry or an `oci:` layout) and unpacks it.
+pub async fn pull_catalog(
+    reference: &str,
+    opts: &RegistryOptions,
+) -> Result<PulledCatalog, CatalogSourceError> {
+    let dir = tempfile::tempdir().map_err(CatalogSourceError::TempDir)?;
+    let pulled = transfer::pull_to_dir(reference, dir.path(), opts)
+        .await
+        .map_err(|source| CatalogSourceError::Pull {
+            reference: reference.to_string(),
+            source,
+        })?;
+    let Some(configs) = pulled.config.config.labels.get(CONFIGS_LABEL) else {
+        return Err(CatalogSourceError::NotACatalog(reference.to_string()));
+    };
+    let configs = pulled.rootfs.join(configs.trim_start_matches('/'));
+    if !configs.is_dir() {
+        return Err(CatalogSourceError::NoConfigs {
+            reference: reference.to_string(),
+            configs: configs.display().to_string(),
+        });
+    }
+    let cache = pulled.rootfs.join(CACHE_DIR.trim_start_matches('/'));
+    let cache = cache.join(CACHE_SUBDIR).is_dir().then_some(cache);
+    Ok(PulledCatalog {
+        _dir: dir,
+        configs,
+        cache,
+    })
+}
