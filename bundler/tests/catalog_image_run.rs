@@ -65,7 +65,7 @@ fn write_catalog(dir: &Path) {
     std::fs::write(pkg.join("bundles.yaml"), &out.stdout).unwrap();
     std::fs::write(
         pkg.join("package.yaml"),
-        "---\nschema: olm.package\nname: reverse-words-operator\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: reverse-words-operator\nname: stable\nentries:\n- name: reverse-words-operator.v0.2.1\n",
+        format!("---\nschema: olm.package\nname: reverse-words-operator\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: reverse-words-operator\nname: stable\nentries:\n- name: reverse-words-operator.v{}\n", repo_version()),
     )
     .unwrap();
 }
@@ -155,4 +155,17 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
         names.push(p.unwrap().name);
     }
     assert_eq!(names, ["reverse-words-operator"]);
+}
+
+/// The version the repository's bundle config releases (operator/olm/bundle.yaml).
+fn repo_version() -> String {
+    let cfg = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../operator/olm/bundle.yaml"),
+    )
+    .unwrap();
+    cfg.lines()
+        .find_map(|l| l.strip_prefix("version: "))
+        .unwrap()
+        .trim()
+        .to_string()
 }

@@ -492,7 +492,10 @@ fn check_upgrade_reads_bundle_images() {
     let (code, out, err) = olm(&["bundle", "check-upgrade", &layout, bundle]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("reverse-words-operator.v0.2.1 -> reverse-words-operator.v0.2.1: 1 CRD(s) compared: no breaking CRD changes"),
+        out.contains(&format!(
+            "reverse-words-operator.v{v} -> reverse-words-operator.v{v}: 1 CRD(s) compared: no breaking CRD changes",
+            v = repo_version()
+        )),
         "{out}"
     );
 }
@@ -601,4 +604,17 @@ fn our_catalog_upgrades_are_safe() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("0 could not be checked"), "{out}");
     assert!(!out.contains(" 0 checked"), "{out}");
+}
+
+/// The version the repository's bundle config releases (operator/olm/bundle.yaml).
+fn repo_version() -> String {
+    let cfg = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../operator/olm/bundle.yaml"),
+    )
+    .unwrap();
+    cfg.lines()
+        .find_map(|l| l.strip_prefix("version: "))
+        .unwrap()
+        .trim()
+        .to_string()
 }

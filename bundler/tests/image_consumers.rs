@@ -71,7 +71,7 @@ fn catalog_image_renders_like_its_directory() {
     std::fs::write(catalog.join("reverse-words-operator/bundles.yaml"), &fbc).unwrap();
     std::fs::write(
         catalog.join("reverse-words-operator/package.yaml"),
-        "---\nschema: olm.package\nname: reverse-words-operator\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: reverse-words-operator\nname: stable\nentries:\n- name: reverse-words-operator.v0.2.1\n",
+        format!("---\nschema: olm.package\nname: reverse-words-operator\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: reverse-words-operator\nname: stable\nentries:\n- name: reverse-words-operator.v{}\n", repo_version()),
     )
     .unwrap();
 
@@ -92,4 +92,17 @@ fn a_missing_image_is_a_clear_error() {
     let (ok, _, err) = olm(&["catalog", "render", &layout]);
     assert!(!ok);
     assert!(err.contains("cannot pull"), "{err}");
+}
+
+/// The version the repository's bundle config releases (operator/olm/bundle.yaml).
+fn repo_version() -> String {
+    let cfg = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../operator/olm/bundle.yaml"),
+    )
+    .unwrap();
+    cfg.lines()
+        .find_map(|l| l.strip_prefix("version: "))
+        .unwrap()
+        .trim()
+        .to_string()
 }

@@ -134,7 +134,18 @@ fn our_bundle_and_catalog_pass() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("package reverse-words-operator: 3 of 3 bundle(s) installable; default channel head reverse-words-operator.v0.2.1: installable"),
+        out.lines().any(|l| {
+            let all_of = l
+                .strip_prefix("package reverse-words-operator: ")
+                .and_then(|r| r.split_once(" bundle(s)"))
+                .and_then(|(n, _)| n.split_once(" of "))
+                .is_some_and(|(a, b)| a == b);
+            all_of
+                && l.ends_with(&format!(
+                    "default channel head reverse-words-operator.v{}: installable",
+                    repo_version()
+                ))
+        }),
         "{out}"
     );
 }
@@ -436,4 +447,17 @@ fn catalog_validate_olmv1_per_package() {
     ]);
     assert!(out.contains("OLM v1 (experimental feature set):"), "{out}");
     assert!(!out.contains("does not support AllNamespaces"), "{out}");
+}
+
+/// The version the repository's bundle config releases (operator/olm/bundle.yaml).
+fn repo_version() -> String {
+    let cfg = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../operator/olm/bundle.yaml"),
+    )
+    .unwrap();
+    cfg.lines()
+        .find_map(|l| l.strip_prefix("version: "))
+        .unwrap()
+        .trim()
+        .to_string()
 }
