@@ -54,6 +54,9 @@ pub struct CatalogContent {
     /// The moment the content was prepared (catalogd: when it unpacked the image), whole
     /// seconds as HTTP dates carry.
     last_modified: SystemTime,
+    /// `all` gzip-compressed, made by the first request that asks for it (compressing tens
+    /// of megabytes takes about a second; every later request reuses it).
+    all_gzip: std::sync::OnceLock<Bytes>,
 }
 
 impl CatalogContent {
@@ -130,6 +133,7 @@ impl CatalogContent {
             all: Bytes::from(all),
             metas,
             last_modified: UNIX_EPOCH + Duration::from_secs(now),
+            all_gzip: std::sync::OnceLock::new(),
         })
     }
 
@@ -190,7 +194,7 @@ pub fn handle(c: &CatalogContent, method: &Method, uri: &Uri, headers: &HeaderMa
     } else {
         c.all.clone()
     };
-    serve_content(c, body, method == Method::HEAD, headers)
+    serve_content(c, body, !metas, method == Method::HEAD, headers)
 }
 
 /// The blobs `/api/v1/metas` selects: every given parameter (`schema`, `package`, `name`)
@@ -257,8 +261,15 @@ fn text(status: StatusCode, body: &str) -> Response {
     r
 }
 
-/// Go's `http.ServeContent` for `body`, plus catalogd's gzip.
-fn serve_content(c: &CatalogContent, body: Bytes, head: bool, headers: &HeaderMap) -> Response {
+/// Go's `http.ServeContent` for `body`, plus catalogd's gzip (`whole`: `body` is `all`, whose
+/// compressed form is kept).
+fn serve_content(
+    c: &CatalogContent,
+    body: Bytes,
+    whole: bool,
+    head: bool,
+    headers: &HeaderMap,
+) -> Response {
     let last_modified = http_date(c.last_modified);
     let base = |status: StatusCode| {
         let mut r = Response::new(Body::empty());
@@ -304,7 +315,11 @@ fn serve_content(c: &CatalogContent, body: Bytes, head: bool, headers: &HeaderMa
             }
         },
     };
-    let bytes = if gzip { gzipped(&bytes) } else { bytes };
+    let bytes = match (gzip, whole) {
+        (false, _) => bytes,
+        (true, true) => c.all_gzip.get_or_init(|| gzipped(&bytes)).clone(),
+        (true, false) => gzipped(&bytes),
+    };
     let mut r = base(status);
     let h = r.headers_mut();
     h.insert(
