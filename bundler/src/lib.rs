@@ -12,14 +12,14 @@
 //! - [`grammar`]: notations read exactly as the Go tools read them (semver ranges, image
 //!   references, Kubernetes names, Go durations); depends on nothing else here.
 
+pub mod atomic_write;
 pub mod bundle;
 pub mod catalog;
 pub mod deploy;
-pub mod fsx;
 pub mod grammar;
 pub mod image;
 pub mod ops;
-pub mod par;
+pub mod parallel;
 pub mod release;
 pub mod reproducible;
 pub mod serve;

@@ -3,7 +3,7 @@
 //!
 //! - [`load`]: the on-disk bundle directory, read leniently.
 //! - [`kinds`]: the object kinds a registry+v1 bundle may carry.
-//! - [`generate`]: operator manifests + a CSV base in, a bundle [`crate::fsx::FileTree`] out.
+//! - [`generate`]: operator manifests + a CSV base in, a bundle [`crate::atomic_write::FileTree`] out.
 //! - [`validate`]: one module per validator suite, each producing typed [`validate::Finding`]s.
 //! - [`image`]: the bundle image (one layer of manifests/ and metadata/, labels from annotations).
 //! - [`crd_upgrade`]: whether one bundle's CRDs can replace another's without breaking stored

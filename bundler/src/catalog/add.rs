@@ -14,7 +14,7 @@ use super::render::Form;
 use super::template::{
     self, BundleResolver, SCHEMA_BASIC, SCHEMA_SEMVER, SemverTemplate, TemplateError,
 };
-use crate::fsx::FileTree;
+use crate::atomic_write::FileTree;
 
 /// Which channels a new semver template generates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

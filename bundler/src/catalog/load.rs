@@ -162,7 +162,7 @@ pub fn load_files_with<T: Send>(
     keep: Keep,
     per_file: impl Fn(&[u8]) -> T + Sync,
 ) -> Result<(DeclarativeConfig, Vec<T>), LoadErrors> {
-    let results = crate::par::map(files, |path| {
+    let results = crate::parallel::map(files, |path| {
         let bytes = yaml::read_file(path)?;
         let extra = per_file(&bytes);
         let cfg = load_bytes_keeping(path, &bytes, keep)?;

@@ -12,7 +12,7 @@ use super::declcfg::{
     SCHEMA_CHANNEL, SCHEMA_PACKAGE,
 };
 use super::property::{CsvMetadata, Property, TYPE_CSV_METADATA};
-use crate::fsx::FileTree;
+use crate::atomic_write::FileTree;
 
 /// Shape of a synthetic catalog.
 #[derive(Debug, Clone, Copy)]
@@ -242,7 +242,11 @@ pub enum Syntax {
 }
 
 /// Writes a synthetic catalog as `<root>/<package>/catalog.{yaml,json}`; returns total bytes.
-pub fn write(root: &Path, shape: &Shape, syntax: Syntax) -> Result<u64, crate::fsx::WriteError> {
+pub fn write(
+    root: &Path,
+    shape: &Shape,
+    syntax: Syntax,
+) -> Result<u64, crate::atomic_write::WriteError> {
     let mut total = 0u64;
     for i in 0..shape.packages {
         let cfg = package(i, shape);

@@ -304,7 +304,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
     // What needs nothing but the bundle itself (its properties, version and image references)
     // is checked on all cores up front; the findings are placed in catalog order below, where
     // the loop reaches each bundle, so the report is the same as checking them in the loop.
-    let (per_bundle_diags, facts): (Vec<_>, Vec<_>) = crate::par::map(&cfg.bundles, |b| {
+    let (per_bundle_diags, facts): (Vec<_>, Vec<_>) = crate::parallel::map(&cfg.bundles, |b| {
         let mut diags = Vec::new();
         let facts = bundle_facts(b, &mut diags);
         image_checks(b, &mut diags);

@@ -331,7 +331,7 @@ fn print(text: &str) -> anyhow::Result<()> {
 pub(super) fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
     match out {
         Some(p) => {
-            olm_bundler::fsx::write_atomic(p, text.as_bytes())?;
+            olm_bundler::atomic_write::write_atomic(p, text.as_bytes())?;
             Ok(())
         }
         None => print(text),

@@ -107,7 +107,11 @@ fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `missing x`, `extra x`, or `x: line N differs` (the first differing line).
-fn describe_difference(tree: &olm_bundler::fsx::FileTree, root: &Path, rel: &Path) -> String {
+fn describe_difference(
+    tree: &olm_bundler::atomic_write::FileTree,
+    root: &Path,
+    rel: &Path,
+) -> String {
     let shown = root.join(rel).display().to_string();
     let Some(want) = tree.get(rel) else {
         return format!("extra   {shown} (not generated any more)");

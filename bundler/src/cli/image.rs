@@ -12,8 +12,8 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
 use super::args::RegistryArgs;
+use olm_bundler::atomic_write;
 use olm_bundler::bundle::image as bundle;
-use olm_bundler::fsx;
 use olm_bundler::image::model::Image;
 use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
@@ -125,7 +125,7 @@ async fn deliver(
         tracing::info!("{}: wrote {}", dest, stored.digest);
     }
     if let Some(path) = digestfile {
-        fsx::write_atomic(path, stored.digest.as_bytes())?;
+        atomic_write::write_atomic(path, stored.digest.as_bytes())?;
     }
     emit(&stored.pinned)?;
     Ok(ExitCode::SUCCESS)
@@ -311,7 +311,7 @@ async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
         Some(d) => deliver(&image, d, a.digestfile.as_ref(), &opts).await,
         None => {
             if let Some(path) = &a.digestfile {
-                fsx::write_atomic(path, image.digest.as_bytes())?;
+                atomic_write::write_atomic(path, image.digest.as_bytes())?;
             }
             emit(&image.digest)?;
             Ok(ExitCode::SUCCESS)

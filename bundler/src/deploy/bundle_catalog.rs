@@ -150,7 +150,7 @@ pub enum BundleCatalogError {
         source: TransferError,
     },
     #[error(transparent)]
-    Write(#[from] crate::fsx::WriteError),
+    Write(#[from] crate::atomic_write::WriteError),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -626,7 +626,7 @@ pub fn write_catalog_dir(cfg: &DeclarativeConfig, dir: &Path) -> Result<()> {
         } else {
             declcfg::package_file(dir, &package, "json")
         };
-        crate::fsx::write_atomic(&path, part.to_json().as_bytes())?;
+        crate::atomic_write::write_atomic(&path, part.to_json().as_bytes())?;
     }
     Ok(())
 }

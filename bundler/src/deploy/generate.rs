@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::objects::{self, ImageRef, InstallMode, InstallSpec};
-use crate::fsx::FileTree;
+use crate::atomic_write::FileTree;
 use crate::yaml::{self, YamlError};
 
 /// First line of every generated file.

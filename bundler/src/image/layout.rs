@@ -13,7 +13,7 @@ use super::model::{
     ANNOTATION_REF_NAME, Descriptor, Image, Index, MEDIA_TYPE_OCI_INDEX, ModelError,
 };
 use super::{digest_hex, sha256_digest};
-use crate::fsx;
+use crate::atomic_write;
 
 const OCI_LAYOUT: &str = "oci-layout";
 const LAYOUT_CONTENT: &[u8] = br#"{"imageLayoutVersion":"1.0.0"}"#;
@@ -31,7 +31,7 @@ pub enum LayoutError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Write(#[from] fsx::WriteError),
+    Write(#[from] atomic_write::WriteError),
     #[error("{path}: not an OCI image layout (no oci-layout file)")]
     NotALayout { path: PathBuf },
     #[error("{path}: invalid JSON: {source}")]
@@ -103,7 +103,7 @@ impl Layout {
             return Ok(());
         }
         let path = self.blob_path(digest)?;
-        fsx::write_atomic(&path, data)?;
+        atomic_write::write_atomic(&path, data)?;
         Ok(())
     }
 
@@ -148,7 +148,7 @@ impl Layout {
     /// Writes every blob of `image`, then points `tag` at it in index.json.
     pub fn write_image(&self, image: &Image, tag: Option<&str>) -> Result<(), LayoutError> {
         let tag = tag.unwrap_or(DEFAULT_TAG);
-        fsx::write_atomic(&self.dir.join(OCI_LAYOUT), LAYOUT_CONTENT)?;
+        atomic_write::write_atomic(&self.dir.join(OCI_LAYOUT), LAYOUT_CONTENT)?;
         for blob in image.blobs() {
             self.write_blob(&blob.digest, &blob.data)?;
         }
@@ -177,7 +177,7 @@ impl Layout {
             path: self.dir.join("index.json"),
             source,
         })?;
-        fsx::write_atomic(&self.dir.join("index.json"), &bytes)?;
+        atomic_write::write_atomic(&self.dir.join("index.json"), &bytes)?;
         Ok(())
     }
 

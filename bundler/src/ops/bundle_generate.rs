@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::atomic_write::{TreeChanges, WriteError};
 use crate::bundle::generate::config::{Settings, SettingsError};
 use crate::bundle::generate::input::{self, SourceObject};
 use crate::bundle::generate::{self, GenerateError, GenerateInput, Generated, OWNED_DIRS, digests};
 use crate::bundle::load::LoadError;
 use crate::bundle::validate::{self, Options, Report};
-use crate::fsx::{TreeChanges, WriteError};
 use crate::image::reference::ImageRef;
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer;

@@ -66,7 +66,7 @@ pub fn digest(root: &Path) -> Result<String, CacheError> {
 }
 
 fn digest_files(root: &Path, files: &[PathBuf]) -> Result<String, CacheError> {
-    let per_file = crate::par::map(files, |path: &PathBuf| {
+    let per_file = crate::parallel::map(files, |path: &PathBuf| {
         std::fs::read(path)
             .map(|bytes| file_hash(&bytes))
             .map_err(|e| format!("read {}: {e}", path.display()))
@@ -183,7 +183,7 @@ fn load_writing_objects<W: Write>(
     let mut written = store::Written::default();
     let mut errors = Vec::new();
     let mut write_error = None;
-    crate::par::for_each_ordered(files, 4, parse, |parsed| match parsed {
+    crate::parallel::for_each_ordered(files, 4, parse, |parsed| match parsed {
         Err(e) => errors.push(e.to_string()),
         Ok((part, hash, encoded)) => {
             cfg.merge(part);
@@ -299,7 +299,7 @@ pub fn build_cache_with(
     std::fs::rename(&tmp_payload, &payload_path).map_err(werr(&payload_path))?;
     let bytes = index.encode_to_vec();
     match durability {
-        Durability::Durable => crate::fsx::write_atomic(&index_path, &bytes)
+        Durability::Durable => crate::atomic_write::write_atomic(&index_path, &bytes)
             .map(drop)
             .map_err(|e| CacheError::Write {
                 path: index_path.clone(),

@@ -123,7 +123,7 @@ pub fn build_index_after<W: Write>(
     let mut needs_stub = Vec::with_capacity(jobs.len());
     let key = |b: &model::Bundle| (b.package.clone(), b.name.clone());
     for slice in jobs.chunks(SLICE) {
-        let encoded = crate::par::map(slice, |b| match written.payloads.get(&key(b)) {
+        let encoded = crate::parallel::map(slice, |b| match written.payloads.get(&key(b)) {
             Some(w) => (base_of(b), Err(*w)),
             None => {
                 let (base, bytes, stub) = encode_bundle(b);

@@ -29,9 +29,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use crate::atomic_write::FileTree;
 use crate::bundle::kinds;
 use crate::bundle::validate::{Finding, Level};
-use crate::fsx::FileTree;
 use crate::yaml::{self, YamlError};
 
 pub mod certs;

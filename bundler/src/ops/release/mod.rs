@@ -16,11 +16,11 @@ use std::time::Instant;
 
 use anyhow::{Context as _, anyhow, bail};
 
+use crate::atomic_write::{self, FileTree};
 use crate::bundle::generate::config::{self as gen_config, LoadedConfig, Settings};
 use crate::bundle::generate::{self, OWNED_DIRS};
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::graph::{self, ChannelSummary};
-use crate::fsx::{self, FileTree};
 use crate::image::registry::RegistryOptions;
 use crate::release::config::ReleaseConfig;
 use crate::release::pin::OperatorImagePin;
@@ -395,7 +395,7 @@ pub async fn release(
         write(&generated.tree, root, &generated.owned_dirs).map_err(ReleaseError::Write)?;
     }
     if let Some((path, pin)) = &operator.record {
-        let changed = fsx::write_atomic(path, pin.to_text().as_bytes())
+        let changed = atomic_write::write_atomic(path, pin.to_text().as_bytes())
             .map_err(|e| ReleaseError::Write(anyhow!(e)))?;
         if changed {
             reporter.file(path, false);
@@ -405,7 +405,7 @@ pub async fn release(
         }
     }
     if let Some((path, pin)) = &catalog_record {
-        let changed = fsx::write_atomic(path, pin.to_text().as_bytes())
+        let changed = atomic_write::write_atomic(path, pin.to_text().as_bytes())
             .map_err(|e| ReleaseError::Write(anyhow!(e)))?;
         if changed {
             reporter.file(path, false);
@@ -437,7 +437,12 @@ pub async fn release(
             let path = plan.cfg.layouts.join("graph.svg");
             let written = std::fs::create_dir_all(&plan.cfg.layouts)
                 .map_err(anyhow::Error::from)
-                .and_then(|()| Ok(fsx::write_atomic(&path, graph::svg(&graphs).as_bytes())?));
+                .and_then(|()| {
+                    Ok(atomic_write::write_atomic(
+                        &path,
+                        graph::svg(&graphs).as_bytes(),
+                    )?)
+                });
             match written {
                 Ok(_) => out.graph_svg = Some(path),
                 Err(e) => reporter.warning(&format!(

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::publish::{MadeImage, human};
 use super::{OperatorOutcome, Plan, Steps};
+use crate::atomic_write::FileTree;
 use crate::bundle::generate::OWNED_DIRS;
 use crate::bundle::generate::input::SourceObject;
 use crate::bundle::image::build_bundle_image;
@@ -22,7 +23,6 @@ use crate::catalog::template::TemplateError;
 use crate::catalog::{load, validate as catalog_validate};
 use crate::deploy::generate as deploy_generate;
 use crate::deploy::objects::{Approval, InstallMode};
-use crate::fsx::FileTree;
 use crate::image::operator::{OperatorImage, labels};
 use crate::image::rootfs;
 use crate::ops::bundle_generate;
