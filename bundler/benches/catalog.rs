@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use olm_bundler::catalog::render::{Form, render_bundle_dir};
-use olm_bundler::catalog::{load, synth, validate};
+use olm_bundler::catalog::{load, validate};
+
+#[path = "../tests/support/synth.rs"]
+mod synth;
 
 fn shared() -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use futures::StreamExt;
-use olm_bundler::catalog::synth;
+#[path = "../tests/support/synth.rs"]
+mod synth;
 use olm_bundler::serve::cache::{self, Integrity};
 use olm_bundler::serve::proto::api::{self, registry_client::RegistryClient};
 use olm_bundler::serve::server;

@@ -4,6 +4,9 @@
 #[path = "support/prerequisite.rs"]
 mod prerequisite;
 
+#[path = "support/synth.rs"]
+mod synth;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -414,7 +417,6 @@ async fn every_rpc_matches_the_model_on_the_shared_catalogs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_rpc_matches_the_model_on_a_synthetic_catalog() {
-    use olm_bundler::catalog::synth;
     let dir = tempfile::tempdir().unwrap();
     let mut shape = synth::Shape::opm(1);
     shape.packages = 20;
@@ -862,16 +864,11 @@ fn a_cached_store_answers_like_an_in_memory_one() {
 #[test]
 fn stub_csvs_are_built_per_request_from_one_copy_of_the_icon() {
     let src = tempfile::tempdir().unwrap();
-    let shape = olm_bundler::catalog::synth::Shape {
+    let shape = synth::Shape {
         packages: 3,
         bundles_per_package: 10,
     };
-    olm_bundler::catalog::synth::write(
-        src.path(),
-        &shape,
-        olm_bundler::catalog::synth::Syntax::Yaml,
-    )
-    .unwrap();
+    synth::write(src.path(), &shape, synth::Syntax::Yaml).unwrap();
     let dir = tempfile::tempdir().unwrap();
     cache::build_cache_with(src.path(), dir.path(), cache::Durability::Scratch).unwrap();
     let (store, _) = cache::open(src.path(), dir.path(), Integrity::Enforce).unwrap();

@@ -4,7 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use olm_bundler::catalog::{load, synth};
+use olm_bundler::catalog::load;
+
+#[path = "support/synth.rs"]
+mod synth;
 use olm_bundler::yaml;
 use serde_json::Value;
 
@@ -206,4 +209,30 @@ fn catalog_separators_and_json_behind_a_bom() {
     let json = "\u{feff}{\"schema\":\"olm.package\",\"name\":\"a\"}\n";
     let cfg = load::load_bytes(Path::new("c.json"), json.as_bytes()).unwrap();
     assert_eq!(cfg.packages[0].name, "a");
+}
+
+/// The synthetic benchmark catalogs are valid and the same on every run.
+#[test]
+fn synthetic_packages_are_valid_and_deterministic() {
+    use olm_bundler::catalog::declcfg::DeclarativeConfig;
+    use olm_bundler::catalog::validate;
+    let shape = synth::Shape {
+        packages: 4,
+        bundles_per_package: 10,
+    };
+    let mut all = DeclarativeConfig::default();
+    for i in 0..shape.packages {
+        let p = synth::package(i, &shape);
+        assert_eq!(p.to_json(), synth::package(i, &shape).to_json());
+        all.merge(p);
+    }
+    assert_eq!(all.channels.len(), 6);
+    assert_eq!(all.bundles.len(), 40);
+    let r = validate::validate(&all);
+    assert!(!r.has_errors(), "{}", r.to_text());
+    let dir = tempfile::tempdir().unwrap();
+    synth::write(dir.path(), &shape, synth::Syntax::Yaml).unwrap();
+    let loaded = load::load_dir(dir.path()).unwrap();
+    assert_eq!(loaded.bundles.len(), 40);
+    assert!(!validate::validate(&loaded).has_errors());
 }

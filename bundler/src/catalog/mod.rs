@@ -25,7 +25,6 @@ pub mod olmv1;
 pub mod property;
 pub mod render;
 pub mod substitutes;
-pub mod synth;
 pub mod template;
 pub mod upgrade;
 pub mod validate;

@@ -49,9 +49,6 @@ pub enum CatalogCommand {
         after_help = "Examples:\n  olm catalog build catalog/ -t oci:target/catalog:latest\n  olm catalog build catalog/ -t localhost:5000/org/my-catalog:latest --push"
     )]
     Build(super::image::CatalogBuildArgs),
-    /// Write a synthetic catalog of opm's benchmark shape (for benchmarks).
-    #[command(hide = true)]
-    Synthesize(SynthArgs),
     /// Serve the catalog over operator-registry's gRPC API (like `opm serve`), port 50051.
     #[command(
         after_help = "Examples:\n  olm catalog serve catalog/ --port 50051\n  olm catalog serve catalog/ --cache-dir /tmp/cache --cache-only"
@@ -74,17 +71,6 @@ pub enum CatalogCommand {
     List(super::catalog_opm::ListCommand),
 }
 
-#[derive(Debug, Args)]
-pub struct SynthArgs {
-    /// Output directory.
-    pub dir: PathBuf,
-    /// Multiple of opm's shape (300 packages, 450 channels, 3,000 bundles).
-    #[arg(long, default_value_t = 1)]
-    pub scale: usize,
-    #[arg(long, value_enum, default_value = "yaml")]
-    pub format: FbcFormat,
-}
-
 pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         CatalogCommand::Render(a) => render_cmd(a).await,
@@ -94,7 +80,6 @@ pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
         CatalogCommand::UpgradePath(a) => upgrade_cmd(a),
         CatalogCommand::Add(a) => add_cmd(a),
         CatalogCommand::Build(args) => super::image::catalog_build(args).await,
-        CatalogCommand::Synthesize(a) => synth_cmd(a),
         CatalogCommand::Serve(a) => super::serve::run(a).await,
         CatalogCommand::CheckUpgrades(a) => Ok(super::upgrade_check::check_upgrades(a)),
         CatalogCommand::Init(a) => super::catalog_opm::init_cmd(a),
@@ -642,22 +627,6 @@ fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
         changes.unchanged,
         outcome.template.display(),
         outcome.catalog.display()
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-fn synth_cmd(a: SynthArgs) -> anyhow::Result<ExitCode> {
-    use olm_bundler::catalog::synth;
-    let syntax = match a.format {
-        FbcFormat::Json => synth::Syntax::Json,
-        FbcFormat::Yaml => synth::Syntax::Yaml,
-    };
-    let bytes = synth::write(&a.dir, &synth::Shape::opm(a.scale), syntax)?;
-    eprintln!(
-        "wrote {} packages ({} bytes) to {}",
-        300 * a.scale,
-        bytes,
-        a.dir.display()
     );
     Ok(ExitCode::SUCCESS)
 }

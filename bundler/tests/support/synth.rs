@@ -2,17 +2,22 @@
 //! bundles with icons and `olm.csv.metadata`), scaled by a factor, for benchmarks of loading,
 //! validation and rendering. Output is deterministic (a fixed pseudo-random sequence), valid,
 //! and sized like real catalog content (descriptions, CRD descriptors, alm-examples).
+//!
+//! Test and benchmark data, not part of the shipped library: the tests and benches include it
+//! with `#[path]`, and `cargo run --release -p olm-bundler --example synthesize` writes one.
+
+#![allow(dead_code)]
 
 use std::path::Path;
 
 use serde_json::json;
 
-use super::declcfg::{
+use olm_bundler::atomic_write::FileTree;
+use olm_bundler::catalog::declcfg::{
     Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, Package, RelatedImage, SCHEMA_BUNDLE,
     SCHEMA_CHANNEL, SCHEMA_PACKAGE,
 };
-use super::property::{CsvMetadata, Property, TYPE_CSV_METADATA};
-use crate::atomic_write::FileTree;
+use olm_bundler::catalog::property::{CsvMetadata, Property, TYPE_CSV_METADATA};
 
 /// Shape of a synthetic catalog.
 #[derive(Debug, Clone, Copy)]
@@ -95,7 +100,7 @@ pub fn package(index: usize, shape: &Shape) -> DeclarativeConfig {
         name: name.clone(),
         default_channel: "stable".into(),
         icon: Some(Icon {
-            data: super::b64::encode(&icon),
+            data: olm_bundler::catalog::b64::encode(&icon),
             media_type: "image/png".into(),
         }),
         description: text(&mut rng, 120),
@@ -246,7 +251,7 @@ pub fn write(
     root: &Path,
     shape: &Shape,
     syntax: Syntax,
-) -> Result<u64, crate::atomic_write::WriteError> {
+) -> Result<u64, olm_bundler::atomic_write::WriteError> {
     let mut total = 0u64;
     for i in 0..shape.packages {
         let cfg = package(i, shape);
@@ -263,32 +268,4 @@ pub fn write(
         tree.write(root, &[])?;
     }
     Ok(total)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn synthetic_packages_are_valid_and_deterministic() {
-        let shape = Shape {
-            packages: 4,
-            bundles_per_package: 10,
-        };
-        let mut all = DeclarativeConfig::default();
-        for i in 0..shape.packages {
-            let p = package(i, &shape);
-            assert_eq!(p.to_json(), package(i, &shape).to_json());
-            all.merge(p);
-        }
-        assert_eq!(all.channels.len(), 6);
-        assert_eq!(all.bundles.len(), 40);
-        let r = super::super::validate::validate(&all);
-        assert!(!r.has_errors(), "{}", r.to_text());
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &shape, Syntax::Yaml).unwrap();
-        let loaded = super::super::load::load_dir(dir.path()).unwrap();
-        assert_eq!(loaded.bundles.len(), 40);
-        assert!(!super::super::validate::validate(&loaded).has_errors());
-    }
 }
