@@ -4,7 +4,6 @@
 //! registry `-t` names. The pinned reference (`registry/repo@sha256:...`) goes to stdout, a
 //! one-line summary of what was uploaded to the log on stderr.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,12 +17,10 @@ use olm_bundler::image::model::Image;
 use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
-use olm_bundler::image::{rootfs, transfer};
+use olm_bundler::image::transfer;
+use olm_bundler::ops::image_output;
 use olm_bundler::reproducible::source_date_epoch;
 use olm_bundler::serve::image::CatalogImage;
-
-/// The layout builds go to when `-t` is not given.
-const DEFAULT_DEST: &str = "oci:oci-layout";
 
 #[derive(Debug, Subcommand)]
 pub enum ImageCommand {
@@ -98,60 +95,19 @@ fn usage(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
 
 /// Checks `-t`/`--push` before building, so a usage mistake costs no build time.
 fn destination(out: &OutputArgs) -> Result<ImageRef, String> {
-    let text = out.tag.as_deref().unwrap_or(DEFAULT_DEST);
-    let dest = ImageRef::parse(text).map_err(|e| format!("-t: {e}"))?;
-    match (&dest, out.push) {
-        (ImageRef::Registry(_), false) => Err(format!(
-            "-t {text} names a registry: add --push to push it, or write a local layout with -t oci:<dir>[:tag]"
-        )),
-        (ImageRef::Layout { .. }, true) => Err(format!(
-            "--push needs a registry reference in -t (got {text})"
-        )),
-        _ => Ok(dest),
-    }
+    image_output::destination(out.tag.as_deref(), out.push)
 }
 
-/// Stores a built or loaded image, prints the pinned reference and writes --digestfile.
+/// Stores a built or loaded image, writes --digestfile and prints the pinned reference.
 async fn deliver(
     image: &Image,
     dest: &ImageRef,
     digestfile: Option<&PathBuf>,
     opts: &RegistryOptions,
 ) -> anyhow::Result<ExitCode> {
-    let stored = transfer::store(dest, image, opts).await?;
-    if let Some(report) = &stored.push {
-        tracing::info!("{}: {}", dest, report.summary());
-    } else {
-        tracing::info!("{}: wrote {}", dest, stored.digest);
-    }
-    if let Some(path) = digestfile {
-        atomic_write::write_atomic(path, stored.digest.as_bytes())?;
-    }
+    let stored = image_output::deliver(image, dest, digestfile.map(PathBuf::as_path), opts).await?;
     emit(&stored.pinned)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn parse_labels(items: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
-    items
-        .iter()
-        .map(|item| match item.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-            _ => anyhow::bail!("--label {item:?}: expected KEY=VALUE"),
-        })
-        .collect()
-}
-
-/// The CA bundle choice of `--ca-certs`/`--no-ca-certs`.
-fn ca_bundle(ca_certs: &Option<PathBuf>, none: bool) -> Option<PathBuf> {
-    if none {
-        None
-    } else {
-        Some(
-            ca_certs
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(rootfs::HOST_CA_BUNDLE)),
-        )
-    }
 }
 
 /// `olm image build --binary <path> -t <ref>`.
@@ -220,8 +176,8 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
         }
     }
     spec.env = a.env.clone();
-    spec.ca_bundle = ca_bundle(&a.ca_certs, a.no_ca_certs);
-    spec.labels = parse_labels(&a.labels)?;
+    spec.ca_bundle = image_output::ca_bundle(a.ca_certs.as_deref(), a.no_ca_certs);
+    spec.labels = image_output::parse_labels(&a.labels).map_err(anyhow::Error::msg)?;
     for (key, value) in [
         (labels::SOURCE, &a.source),
         (labels::REVISION, &a.revision),
@@ -423,8 +379,8 @@ pub async fn catalog_build(args: CatalogBuildArgs) -> anyhow::Result<ExitCode> {
     let image = CatalogImage {
         catalog_dir: args.catalog_dir.clone(),
         olm_binary,
-        labels: parse_labels(&args.labels)?,
-        ca_bundle: ca_bundle(&args.ca_certs, args.no_ca_certs),
+        labels: image_output::parse_labels(&args.labels).map_err(anyhow::Error::msg)?,
+        ca_bundle: image_output::ca_bundle(args.ca_certs.as_deref(), args.no_ca_certs),
         created: source_date_epoch()?,
     }
     .build()

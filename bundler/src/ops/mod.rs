@@ -5,5 +5,6 @@
 pub mod bundle_generate;
 pub mod bundle_source;
 pub mod catalog_source;
+pub mod image_output;
 pub mod install;
 pub mod release;

@@ -1,0 +1,112 @@
+//! Where an image command's result goes: the `-t`/`--push` destination, checked before any
+//! build; storing the image there (a layout or a registry) and writing `--digestfile`; and the
+//! inputs the build commands share (labels, the CA bundle to copy in).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::atomic_write;
+use crate::image::model::Image;
+use crate::image::reference::ImageRef;
+use crate::image::registry::RegistryOptions;
+use crate::image::rootfs;
+use crate::image::transfer::{self, Stored};
+
+/// The layout builds go to when `-t` is not given.
+pub const DEFAULT_DEST: &str = "oci:oci-layout";
+
+/// Why an image could not be stored, or its digest written.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliverError {
+    #[error(transparent)]
+    Transfer(#[from] transfer::TransferError),
+    #[error(transparent)]
+    DigestFile(#[from] atomic_write::WriteError),
+}
+
+/// The destination `-t` (default [`DEFAULT_DEST`]) names, checked against `--push` before
+/// anything is built, so a usage mistake costs no build time. `Err` is a usage message.
+pub fn destination(tag: Option<&str>, push: bool) -> Result<ImageRef, String> {
+    let text = tag.unwrap_or(DEFAULT_DEST);
+    let dest = ImageRef::parse(text).map_err(|e| format!("-t: {e}"))?;
+    match (&dest, push) {
+        (ImageRef::Registry(_), false) => Err(format!(
+            "-t {text} names a registry: add --push to push it, or write a local layout with -t oci:<dir>[:tag]"
+        )),
+        (ImageRef::Layout { .. }, true) => Err(format!(
+            "--push needs a registry reference in -t (got {text})"
+        )),
+        _ => Ok(dest),
+    }
+}
+
+/// Stores a built or loaded image at `dest` and writes its digest to `digestfile`.
+pub async fn deliver(
+    image: &Image,
+    dest: &ImageRef,
+    digestfile: Option<&Path>,
+    opts: &RegistryOptions,
+) -> Result<Stored, DeliverError> {
+    let stored = transfer::store(dest, image, opts).await?;
+    if let Some(report) = &stored.push {
+        tracing::info!("{}: {}", dest, report.summary());
+    } else {
+        tracing::info!("{}: wrote {}", dest, stored.digest);
+    }
+    if let Some(path) = digestfile {
+        atomic_write::write_atomic(path, stored.digest.as_bytes())?;
+    }
+    Ok(stored)
+}
+
+/// `KEY=VALUE` labels; `Err` names the malformed one.
+pub fn parse_labels(items: &[String]) -> Result<BTreeMap<String, String>, String> {
+    items
+        .iter()
+        .map(|item| match item.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => Err(format!("--label {item:?}: expected KEY=VALUE")),
+        })
+        .collect()
+}
+
+/// The CA bundle to copy into an image: the given file, none, or the host's.
+pub fn ca_bundle(ca_certs: Option<&Path>, none: bool) -> Option<PathBuf> {
+    if none {
+        None
+    } else {
+        Some(
+            ca_certs
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(rootfs::HOST_CA_BUNDLE)),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations_are_checked_before_building() {
+        assert!(destination(None, false).is_ok());
+        let e = destination(Some("quay.io/a/b:1"), false).unwrap_err();
+        assert!(e.contains("add --push"), "{e}");
+        let e = destination(Some("oci:dir"), true).unwrap_err();
+        assert!(e.contains("--push needs a registry reference"), "{e}");
+        assert!(destination(Some("quay.io/a/b:1"), true).is_ok());
+    }
+
+    #[test]
+    fn labels_and_ca_bundles() {
+        let l = parse_labels(&["a=b".into(), "c=".into()]).unwrap();
+        assert_eq!(l["a"], "b");
+        assert_eq!(l["c"], "");
+        assert!(parse_labels(&["=x".into()]).is_err());
+        assert_eq!(ca_bundle(None, true), None);
+        assert_eq!(
+            ca_bundle(Some(Path::new("/x.pem")), false),
+            Some(PathBuf::from("/x.pem"))
+        );
+    }
+}
