@@ -523,3 +523,93 @@ fn serves_catalogds_http_api() {
     let (status, _, _) = get(http_port, &format!("{metas}?version=1"), "");
     assert_eq!(status, 400);
 }
+
+/// `--tls-cert/--tls-key`: the HTTP API over TLS, as catalogd serves it (HTTPS, HTTP/1.1),
+/// checked with curl trusting the test's self-signed certificate.
+#[test]
+fn serves_catalogds_http_api_over_tls() {
+    let have = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    };
+    for tool in ["openssl", "curl"] {
+        if !have(tool) {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "test prerequisite missing under CI=true: {tool}"
+            );
+            println!("SKIP: {tool} not installed");
+            return;
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (cert, key) = (tmp.path().join("cert.pem"), tmp.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let bin = probe_binary(tmp.path());
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+    let (port, http_port) = (free_port(), free_port());
+    let (port_s, http_s) = (port.to_string(), http_port.to_string());
+    let _srv = spawn_serve(&[
+        catalog.to_str().unwrap(),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port_s,
+        "--http-port",
+        &http_s,
+        "--catalog-name",
+        "reverse-words",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    wait_serving(&bin, port);
+    let url = format!("https://127.0.0.1:{http_port}/catalogs/reverse-words/api/v1/all");
+    let out = Command::new("curl")
+        .args(["-sS", "--cacert"])
+        .arg(&cert)
+        .args(["-w", "\n%{http_code} %{http_version}", &url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (body, status) = text.rsplit_once('\n').unwrap();
+    assert_eq!(status, "200 1.1");
+    assert!(
+        body.starts_with(r#"{"defaultChannel":"stable-v0""#),
+        "{body}"
+    );
+    // Without trusting the certificate, the handshake fails.
+    let out = Command::new("curl").args(["-sS", &url]).output().unwrap();
+    assert!(!out.status.success());
+}

@@ -52,6 +52,12 @@ pub struct ServeArgs {
     /// catalog directory's name, or the image repository's last component.
     #[arg(long, requires = "http_port")]
     pub catalog_name: Option<String>,
+    /// Serve the HTTP API over TLS (as catalogd does) with this PEM certificate chain.
+    #[arg(long, value_name = "FILE", requires_all = ["http_port", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Debug logging.
     #[arg(long)]
     pub debug: bool,
@@ -240,14 +246,27 @@ async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
             "serving catalogd's HTTP API at /catalogs/{catalog_name}/api/v1/all"
         );
         let router = catalogd::router(Arc::new(content));
-        tokio::spawn(async move {
-            let served = axum::serve(http, router)
-                .with_graceful_shutdown(server::shutdown_signal())
-                .await;
-            if let Err(e) = served {
-                tracing::error!(error = %e, "catalogd HTTP API stopped");
+        match (&a.tls_cert, &a.tls_key) {
+            (Some(cert), Some(key)) => {
+                let config = catalogd::tls_config(cert, key)?;
+                tokio::spawn(catalogd::serve_tls(
+                    http,
+                    router,
+                    config,
+                    server::shutdown_signal(),
+                ));
             }
-        });
+            _ => {
+                tokio::spawn(async move {
+                    let served = axum::serve(http, router)
+                        .with_graceful_shutdown(server::shutdown_signal())
+                        .await;
+                    if let Err(e) = served {
+                        tracing::error!(error = %e, "catalogd HTTP API stopped");
+                    }
+                });
+            }
+        }
     }
     server::serve(store, listener, server::shutdown_signal()).await?;
     tracing::info!("stopped");

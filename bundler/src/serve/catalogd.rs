@@ -148,6 +148,139 @@ impl CatalogContent {
     }
 }
 
+/// Why the TLS certificate or key could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Pem { path: String, message: String },
+    #[error("--tls-cert/--tls-key: {0}")]
+    Config(#[from] rustls::Error),
+}
+
+/// The PEM blocks of `path`, as (label, DER bytes).
+fn pem_blocks(path: &Path) -> Result<Vec<(String, Vec<u8>)>, TlsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TlsError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let bad = |message: &str| TlsError::Pem {
+        path: path.display().to_string(),
+        message: message.to_string(),
+    };
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(label) = line
+            .trim()
+            .strip_prefix("-----BEGIN ")
+            .and_then(|l| l.strip_suffix("-----"))
+        else {
+            continue;
+        };
+        let end = format!("-----END {label}-----");
+        let mut b64 = String::new();
+        loop {
+            let l = lines.next().ok_or_else(|| bad(&format!("no {end} line")))?;
+            if l.trim() == end {
+                break;
+            }
+            b64.push_str(l.trim());
+        }
+        let der = crate::catalog::b64::decode(&b64)
+            .ok_or_else(|| bad(&format!("the {label} block is not base64")))?;
+        out.push((label.to_string(), der));
+    }
+    Ok(out)
+}
+
+/// A TLS server configuration from PEM files: the certificate chain and its private key
+/// (PKCS#8, PKCS#1 RSA or SEC1 EC). HTTP/1.1 only, as catalogd (it disables h2).
+pub fn tls_config(cert: &Path, key: &Path) -> Result<rustls::ServerConfig, TlsError> {
+    use rustls::pki_types::{
+        CertificateDer, PrivateKeyDer, PrivatePkcs1KeyDer, PrivatePkcs8KeyDer, PrivateSec1KeyDer,
+    };
+    let chain: Vec<CertificateDer<'static>> = pem_blocks(cert)?
+        .into_iter()
+        .filter(|(label, _)| label == "CERTIFICATE")
+        .map(|(_, der)| CertificateDer::from(der))
+        .collect();
+    if chain.is_empty() {
+        return Err(TlsError::Pem {
+            path: cert.display().to_string(),
+            message: "no CERTIFICATE block".into(),
+        });
+    }
+    let key_der: PrivateKeyDer<'static> = pem_blocks(key)?
+        .into_iter()
+        .find_map(|(label, der)| match label.as_str() {
+            "PRIVATE KEY" => Some(PrivatePkcs8KeyDer::from(der).into()),
+            "RSA PRIVATE KEY" => Some(PrivatePkcs1KeyDer::from(der).into()),
+            "EC PRIVATE KEY" => Some(PrivateSec1KeyDer::from(der).into()),
+            _ => None,
+        })
+        .ok_or_else(|| TlsError::Pem {
+            path: key.display().to_string(),
+            message: "no PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY block".into(),
+        })?;
+    // The provider named here rather than the process default: two are compiled in (ring
+    // through kube, aws-lc-rs through oci-client) and rustls will not guess.
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(chain, key_der)?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// Serves `router` over TLS on `listener` until `shutdown` completes: each connection is a
+/// TLS handshake, then HTTP/1.1. A failed handshake (plain HTTP to the port, a client that
+/// distrusts the certificate) ends that connection only.
+pub async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    config: rustls::ServerConfig,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::debug!(error = %e, "accept");
+                    continue;
+                }
+            },
+            () = &mut shutdown => return,
+        };
+        let acceptor = acceptor.clone();
+        let router = router.clone();
+        tokio::spawn(async move {
+            let tls = match acceptor.accept(tcp).await {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+            };
+            let service = hyper_util::service::TowerToHyperService::new(router);
+            let served = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                .await;
+            if let Err(e) = served {
+                tracing::debug!(%peer, error = %e, "connection");
+            }
+        });
+    }
+}
+
 /// The HTTP API's router: every request goes through [`handle`].
 pub fn router(content: Arc<CatalogContent>) -> axum::Router {
     axum::Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap| {
