@@ -201,3 +201,42 @@ fn the_scanner_sees_grouped_and_nested_paths() {
     let found: Vec<&str> = found.iter().map(String::as_str).collect();
     assert_eq!(found, ["bundle", "catalog", "serve"]);
 }
+
+/// The CLI's files (`src/cli/`): `mod.rs` holds the command tree and names every command
+/// file; a command file uses only the shared `args` (flag groups) and `output` (printing,
+/// exit codes), never another command's file, and holds no more than clap structs, one
+/// library call and printing: at most 400 lines a file, under 2,500 in all.
+#[test]
+fn cli_files_import_no_other_command_file_and_stay_thin() {
+    const SHARED: &[&str] = &["args", "output"];
+    let dir = src().join("cli");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut broken = Vec::new();
+    let mut total = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let lines = text.lines().count();
+        total += lines;
+        if lines > 400 {
+            broken.push(format!("cli/{name}: {lines} lines (at most 400)"));
+        }
+        if name == "mod.rs" {
+            continue;
+        }
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("super::") {
+            rest = &rest[i + "super::".len()..];
+            let used: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !SHARED.contains(&used.as_str()) {
+                broken.push(format!("cli/{name}: uses super::{used}"));
+            }
+        }
+    }
+    assert!(total < 2500, "cli/ is {total} lines (under 2,500)");
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}

@@ -105,6 +105,59 @@ impl CatalogReport {
     pub fn passed(&self) -> bool {
         self.summary().breaking == 0
     }
+
+    /// One line per edge (`ok`, `FAILED` with its findings and hints, `not checked` with the
+    /// reason), then a summary line.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        for e in &self.edges {
+            let via: Vec<String> = e
+                .edge
+                .via
+                .iter()
+                .map(|(c, v)| format!("{c} {}", v.name()))
+                .collect();
+            let (package, from, to) = (&e.edge.package, &e.edge.from, &e.edge.to);
+            let _ = write!(s, "{package}: {from} -> {to} ({}): ", via.join(", "));
+            match &e.outcome {
+                Outcome::Checked { report } if report.passed() => {
+                    let _ = writeln!(s, "ok ({} CRD(s) compared)", report.compared.len());
+                }
+                Outcome::Checked { report } => {
+                    let _ = writeln!(s, "FAILED");
+                    for f in &report.findings {
+                        let _ = writeln!(s, "  {f}");
+                        let _ = writeln!(s, "      hint: {}", f.hint);
+                    }
+                }
+                Outcome::Unverifiable { reason } => {
+                    let _ = writeln!(s, "not checked: {reason}");
+                }
+            }
+        }
+        let m = self.summary();
+        let _ = writeln!(
+            s,
+            "{} upgrade edge(s): {} checked, {} with breaking CRD changes ({} finding(s)), {} could not be checked",
+            m.edges, m.checked, m.breaking, m.findings, m.unverifiable
+        );
+        s
+    }
+
+    /// The JSON report; with `strict`, an edge that could not be checked fails it too.
+    pub fn to_json(&self, strict: bool) -> Value {
+        serde_json::json!({
+            "passed": self.passed_strict(strict),
+            "summary": self.summary(),
+            "edges": self.edges,
+        })
+    }
+
+    /// [`Self::passed`], and with `strict` every edge checked.
+    pub fn passed_strict(&self, strict: bool) -> bool {
+        self.passed() && !(strict && self.summary().unverifiable > 0)
+    }
 }
 
 /// A bundle's CRDs, or why the catalog does not have them.

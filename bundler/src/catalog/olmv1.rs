@@ -197,3 +197,69 @@ pub fn check(
     }
     out
 }
+
+/// Whether any bundle of `verdicts` has an error.
+pub fn failed(verdicts: &[PackageVerdict]) -> bool {
+    verdicts
+        .iter()
+        .any(|p| p.bundles.iter().any(|b| !b.installable()))
+}
+
+/// The verdicts as text: a line per package (with its default channel head), then each
+/// bundle that has findings, with the findings and their hints.
+pub fn to_text(verdicts: &[PackageVerdict], experimental: bool) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let set = if experimental {
+        "experimental"
+    } else {
+        "standard"
+    };
+    let _ = writeln!(s, "OLM v1 ({set} feature set):");
+    for p in verdicts {
+        let _ = write!(
+            s,
+            "package {}: {} of {} bundle(s) installable",
+            p.package,
+            p.installable(),
+            p.bundles.len()
+        );
+        let _ = match (&p.default_channel_head, p.head_installable()) {
+            (Some(h), Some(true)) => writeln!(s, "; default channel head {h}: installable"),
+            (Some(h), Some(false)) => writeln!(s, "; default channel head {h}: NOT installable"),
+            _ => writeln!(s),
+        };
+        for b in p.bundles.iter().filter(|b| !b.findings.is_empty()) {
+            let partial = if b.metadata_only {
+                " (olm.csv.metadata only: deployments, webhooks and CRDs not in the catalog)"
+            } else {
+                ""
+            };
+            let verdict = if b.installable() {
+                "installable"
+            } else {
+                "not installable"
+            };
+            let _ = writeln!(s, "  {}{partial}: {verdict}", b.bundle);
+            for f in &b.findings {
+                let _ = writeln!(s, "    {f}");
+                if let Some(h) = &f.hint {
+                    let _ = writeln!(s, "        hint: {h}");
+                }
+            }
+        }
+    }
+    s
+}
+
+/// A validation report's JSON with the verdicts added under `olmv1`.
+pub fn add_to_json(report: Value, verdicts: &[PackageVerdict]) -> Value {
+    let olmv1 = serde_json::to_value(verdicts).unwrap_or_default();
+    match report {
+        Value::Object(mut o) => {
+            o.insert("olmv1".into(), olmv1);
+            Value::Object(o)
+        }
+        v => json!({ "validate": v, "olmv1": olmv1 }),
+    }
+}

@@ -36,6 +36,8 @@ pub enum TemplateError {
     Render(#[from] RenderError),
     #[error(transparent)]
     Load(#[from] super::load::LoadError),
+    #[error("--bundle-dir {0:?}: expected IMAGE=DIR")]
+    BundleDirArg(String),
 }
 
 fn invalid(path: &Path, message: impl Into<String>) -> TemplateError {
@@ -738,6 +740,22 @@ pub fn skip_ranges_from_csvs(cfg: &mut DeclarativeConfig) {
     for (ci, ei, r) in set {
         cfg.channels[ci].entries[ei].skip_range = r;
     }
+}
+
+/// `IMAGE=DIR` pairs (`--bundle-dir`): render IMAGE from the local bundle directory DIR.
+pub fn parse_bundle_dirs(
+    list: &[String],
+) -> Result<std::collections::BTreeMap<String, PathBuf>, TemplateError> {
+    let mut out = std::collections::BTreeMap::new();
+    for item in list {
+        match item.rsplit_once('=') {
+            Some((image, dir)) if !image.is_empty() && !dir.is_empty() => {
+                out.insert(image.to_string(), PathBuf::from(dir));
+            }
+            _ => return Err(TemplateError::BundleDirArg(item.clone())),
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

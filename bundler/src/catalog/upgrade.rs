@@ -157,6 +157,36 @@ pub fn upgrade_path(
     Ok((channel_name.to_string(), steps))
 }
 
+/// The updates from `from` in `channel` as text: a line per step, or that `from` is the head.
+pub fn path_text(from: &str, channel: &str, steps: &[Step]) -> String {
+    if steps.is_empty() {
+        return format!("{from} is already the head of channel {channel:?}\n");
+    }
+    let mut s = format!("channel {channel:?}: {} update(s)\n", steps.len());
+    for (i, st) in steps.iter().enumerate() {
+        s.push_str(&format!(
+            "{}. {} -> {} ({}) via {}\n",
+            i + 1,
+            st.from,
+            st.to,
+            st.to_version,
+            st.via
+        ));
+    }
+    s
+}
+
+/// The updates as JSON: `{"package","channel","steps":[{"from","to","version","via"}]}`.
+pub fn path_json(package: &str, channel: &str, steps: &[Step]) -> serde_json::Value {
+    let steps: Vec<serde_json::Value> = steps
+        .iter()
+        .map(|s| {
+            serde_json::json!({"from": s.from, "to": s.to, "version": s.to_version.to_string(), "via": s.via})
+        })
+        .collect();
+    serde_json::json!({"package": package, "channel": channel, "steps": steps})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,11 +8,15 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use kube::Client;
+use olm_bundler::catalog::declcfg::DeclarativeConfig;
 use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::flow::FlowOptions;
 use olm_bundler::deploy::objects::{Approval, CatalogAddress, InstallMode, parse_go_duration};
 use olm_bundler::image::auth::Credentials;
+use olm_bundler::image::model::Image;
+use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
+use olm_bundler::ops::image_output;
 use olm_bundler::ops::install::SpecInputs;
 
 /// How to reach registries: shared by every command that talks to one.
@@ -70,7 +74,7 @@ impl RegistryArgs {
             retries: self.retries,
             retry_delay: Duration::from_millis(250),
             concurrency: 4,
-            progress: super::progress::drawn(),
+            progress: olm_bundler::ops::progress::drawn(),
         })
     }
 }
@@ -228,14 +232,7 @@ impl PublishArgs {
             Some(p) => p.clone(),
             None => std::env::current_exe().context("finding the running olm binary")?,
         };
-        let host_ca = PathBuf::from(olm_bundler::image::rootfs::HOST_CA_BUNDLE);
-        Ok(CatalogBuild {
-            olm_binary,
-            ca_bundle: host_ca.is_file().then_some(host_ca),
-            created: olm_bundler::reproducible::source_date_epoch()?,
-            labels: Default::default(),
-            registry,
-        })
+        Ok(CatalogBuild::on_this_host(olm_binary, registry)?)
     }
 }
 
@@ -246,4 +243,64 @@ pub enum OutputFormat {
     Text,
     /// `{"passed":bool,"outputs":[{"type","message",...}]}`
     Json,
+}
+
+/// How a file-based catalog is written.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum FbcFormat {
+    Json,
+    Yaml,
+}
+
+impl FbcFormat {
+    pub fn text(self, cfg: &DeclarativeConfig) -> anyhow::Result<String> {
+        Ok(match self {
+            FbcFormat::Json => cfg.to_json(),
+            FbcFormat::Yaml => cfg.to_yaml().context("cannot write YAML")?,
+        })
+    }
+}
+
+/// Where a build goes: shared by the three build commands.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Where to put the image: `oci:<dir>[:tag]` (default `oci:oci-layout`), or a registry
+    /// reference together with --push.
+    #[arg(short = 't', long = "tag", value_name = "REF")]
+    pub tag: Option<String>,
+    /// Push to the registry named by -t.
+    #[arg(long)]
+    pub push: bool,
+    /// Write the image digest (sha256:...) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub digestfile: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// The destination, checked before anything is built (a mistake costs no build time).
+    pub fn destination(&self) -> Result<ImageRef, String> {
+        image_output::destination(self.tag.as_deref(), self.push)
+    }
+
+    /// Stores `image` at `dest` (and its digest file) and prints its pinned reference.
+    pub async fn deliver(
+        &self,
+        image: &Image,
+        dest: &ImageRef,
+        opts: &RegistryOptions,
+    ) -> anyhow::Result<ExitCode> {
+        deliver(image, dest, self.digestfile.as_deref(), opts).await
+    }
+}
+
+/// Stores `image` at `dest` (and its digest in `digestfile`) and prints its pinned reference.
+pub async fn deliver(
+    image: &Image,
+    dest: &ImageRef,
+    digestfile: Option<&std::path::Path>,
+    opts: &RegistryOptions,
+) -> anyhow::Result<ExitCode> {
+    let stored = image_output::deliver(image, dest, digestfile, opts).await?;
+    super::output::print(&format!("{}\n", stored.pinned))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,69 +1,21 @@
-//! `olm bundle ...`: generate, validate, build.
+//! `olm bundle generate|validate|build`.
 
-use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand};
+use clap::Args;
 
 use olm_bundler::bundle::generate::config;
-use olm_bundler::bundle::load::{BundleDir, LoadError};
-use olm_bundler::bundle::validate::{self, Finding, Level, Options, Report, Suite};
-use olm_bundler::grammar::semver_range;
+use olm_bundler::bundle::image::build_bundle_image;
 use olm_bundler::ops::bundle_generate::{self, BundleGenerateError, Manifests, Mode, Outcome};
 use olm_bundler::ops::bundle_source;
-use olm_bundler::yaml::YamlError;
+use olm_bundler::ops::bundle_validate::{self, ValidateRequest};
+use olm_bundler::reproducible::source_date_epoch;
 
-use super::args::OutputFormat;
-use super::progress::Spinner;
-
-#[derive(Debug, Subcommand)]
-pub enum BundleCommand {
-    /// Generate a registry+v1 bundle (CSV, CRDs, annotations, bundle.Dockerfile) from an
-    /// operator's manifests and a CSV base.
-    #[command(disable_version_flag = true)]
-    #[command(
-        after_help = "Examples:\n  olm bundle generate --config operator/olm/bundle.yaml --check\n  kustomize build config/manifests | olm bundle generate --manifests - --package memcached-operator --version 0.0.1 --channels alpha -o bundle"
-    )]
-    Generate(Box<GenerateArgs>),
-    /// Validate a bundle directory as operator-framework/api's validators do.
-    #[command(
-        after_help = "Examples:\n  olm bundle validate bundle/ -s all\n  olm bundle validate quay.io/org/my-operator-bundle:v0.1.0 -o json"
-    )]
-    Validate(ValidateArgs),
-    /// Build the bundle image (one layer: manifests/, metadata/, tests/scorecard/).
-    #[command(
-        after_help = "Examples:\n  olm bundle build bundle/ -t oci:target/bundle:v0.1.0\n  olm bundle build bundle/ -t localhost:5000/org/my-operator-bundle:v0.1.0 --push"
-    )]
-    Build(super::image::BundleBuildArgs),
-    /// Compare the CRDs of two bundles (directories or images) and fail on changes that
-    /// break stored objects or clients, as OLM v1's CRD upgrade-safety preflight would.
-    #[command(
-        after_help = "Examples:\n  olm bundle check-upgrade quay.io/org/my-operator-bundle:v0.1.0 bundle/"
-    )]
-    CheckUpgrade(super::upgrade_check::CheckUpgradeArgs),
-}
-
-pub async fn run(cmd: BundleCommand) -> anyhow::Result<ExitCode> {
-    match cmd {
-        BundleCommand::Generate(args) => Ok(run_generate(*args).await),
-        BundleCommand::Validate(args) => Ok(run_validate(args).await),
-        BundleCommand::Build(args) => super::image::bundle_build(args).await,
-        BundleCommand::CheckUpgrade(args) => Ok(super::upgrade_check::check_upgrade(args).await),
-    }
-}
-
-/// Exit code 2: bad usage or unreadable input.
-fn usage(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
-}
-
-fn failure(err: &anyhow::Error) -> ExitCode {
-    super::report(err);
-    ExitCode::FAILURE
-}
+use super::args::{OutputArgs, OutputFormat, RegistryArgs};
+use super::output::{exit, failure, usage};
+use olm_bundler::ops::progress::Spinner;
 
 /// `olm bundle generate`. Every setting can also come from `--config <file>` (YAML with the
 /// same names as the flags, e.g. `csv-base:`, `default-channel:`; paths relative to the
@@ -132,7 +84,7 @@ pub struct GenerateArgs {
     pub use_image_digests: bool,
     /// Credentials and TLS for --use-image-digests.
     #[command(flatten)]
-    pub registry: super::args::RegistryArgs,
+    pub registry: RegistryArgs,
     /// Output directory.
     #[arg(long, short = 'o', alias = "output-dir")]
     pub output: Option<PathBuf>,
@@ -171,7 +123,7 @@ impl GenerateArgs {
     }
 }
 
-async fn run_generate(args: GenerateArgs) -> ExitCode {
+pub async fn generate(args: GenerateArgs) -> ExitCode {
     let mode = if args.check { Mode::Check } else { Mode::Write };
     let registry = match args.registry.options() {
         Ok(o) => o,
@@ -239,23 +191,15 @@ async fn run_generate(args: GenerateArgs) -> ExitCode {
                 changes.unchanged
             );
             for f in &report.findings {
-                eprintln!("{}", render_finding(f));
+                eprintln!("{}", f.with_hint());
             }
-            if report.passed(false) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
+            exit(!report.passed(false))
         }
     }
 }
 
 fn generate_error(e: BundleGenerateError) -> ExitCode {
-    if e.is_usage() {
-        usage(e)
-    } else {
-        failure(&anyhow::Error::new(e))
-    }
+    if e.is_usage() { usage(e) } else { failure(e) }
 }
 
 /// `olm bundle validate <dir>`.
@@ -265,7 +209,7 @@ pub struct ValidateArgs {
     /// is pulled and unpacked to a temporary directory first.
     pub bundle: String,
     #[command(flatten)]
-    pub registry: super::args::RegistryArgs,
+    pub registry: RegistryArgs,
     /// Optional suites to run too, comma-separated or repeated: operatorhub, capabilities,
     /// categories, good-practices, deprecated-apis, object, or all; and olmv1 (what OLM v1's
     /// operator-controller refuses) or olmv1-experimental (its experimental feature set).
@@ -291,126 +235,53 @@ pub struct ValidateArgs {
     pub categories: Option<String>,
 }
 
-async fn run_validate(args: ValidateArgs) -> ExitCode {
-    let mut opts = Options::default();
-    for s in &args.select_optional {
-        match Suite::parse(s) {
-            Ok(suites) => opts.suites.extend(suites),
-            Err(e) => return usage(e),
-        }
-    }
-    for kv in &args.optional_values {
-        match kv.split_once('=') {
-            Some(("k8s-version", v)) => match semver_range::parse_version_tolerant(v) {
-                Ok(ver) => opts.k8s_version = Some(ver),
-                Err(_) => {
-                    return usage(format!(
-                        "invalid value informed via the k8s key option : {v}"
-                    ));
-                }
-            },
-            _ => {
-                return usage(format!(
-                    "unknown --optional-values entry {kv:?}; supported: k8s-version=<version>"
-                ));
-            }
-        }
-    }
-    if opts.suites.contains(&Suite::Categories)
-        && let Some(spec) = &args.categories
-    {
-        match validate::load_custom_categories(spec) {
-            Ok(c) => opts.custom_categories = Some(c),
-            Err(e) => return usage(format!("OPERATOR_BUNDLE_CATEGORIES: {e}")),
-        }
-    }
+pub async fn validate(args: ValidateArgs) -> ExitCode {
     let registry = match args.registry.options() {
         Ok(o) => o,
         Err(e) => return usage(e),
     };
-    // Kept alive until validation is done: an unpacked image lives in it.
+    let req = ValidateRequest {
+        bundle: args.bundle.clone(),
+        suites: args.select_optional,
+        optional_values: args.optional_values,
+        categories: args.categories,
+        registry,
+    };
     let pulling = bundle_source::names_an_image(&args.bundle)
         .then(|| Spinner::start(format!("Pulling {}", args.bundle)));
-    let bundle = match bundle_source::fetch(&args.bundle, &registry).await {
-        Ok(b) => b,
+    let report = match bundle_validate::validate(&req).await {
+        Ok(r) => r,
         Err(e) if e.is_usage() => return usage(e),
-        Err(e) => return failure(&anyhow::Error::new(e)),
+        Err(e) => return failure(e),
     };
     drop(pulling);
-    let path = bundle.dir();
-    let report =
-        match BundleDir::load(path) {
-            Ok(b) => validate::validate(&b, &opts),
-            // Unreadable files are I/O failures; malformed content is a validation error.
-            Err(e @ (LoadError::Yaml(YamlError::Io { .. }) | LoadError::NotADirectory(_))) => {
-                return usage(e);
-            }
-            Err(e) => Report {
-                findings: vec![Finding::error("load", "parse", e.to_string()).hint(
-                    "fix the file's syntax; nothing else can be checked until the bundle loads",
-                )],
-            },
-        };
     match args.output {
         OutputFormat::Json => match serde_json::to_string_pretty(&report.to_json(args.strict)) {
             Ok(s) => println!("{s}"),
             Err(e) => return usage(e),
         },
-        OutputFormat::Text => print_text(Path::new(&args.bundle), &report, args.strict),
+        OutputFormat::Text => print!("{}", report.to_text(Path::new(&args.bundle), args.strict)),
     }
-    if report.passed(args.strict) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    exit(!report.passed(args.strict))
 }
 
-fn render_finding(f: &Finding) -> String {
-    let mut s = f.to_string();
-    if let Some(h) = &f.hint {
-        s.push_str(&format!("\n    hint: {h}"));
-    }
-    s
+/// `olm bundle build <bundle dir> -t <ref>`.
+#[derive(Debug, Args)]
+pub struct BundleBuildArgs {
+    /// The bundle directory (holding manifests/ and metadata/).
+    pub bundle_dir: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
-/// Findings grouped by validator, errors first within each group.
-fn print_text(path: &Path, report: &Report, strict: bool) {
-    let validators: BTreeSet<&str> = report.findings.iter().map(|f| f.validator).collect();
-    let order = ["load", "format", "objects", "csv", "crd", "bundle", "size"];
-    let mut names: Vec<&str> = order
-        .iter()
-        .copied()
-        .filter(|v| validators.contains(v))
-        .collect();
-    names.extend(validators.iter().copied().filter(|v| !order.contains(v)));
-    for v in names {
-        println!("{v}:");
-        for level in [Level::Error, Level::Warning] {
-            for f in report
-                .findings
-                .iter()
-                .filter(|f| f.validator == v && f.level == level)
-            {
-                println!("  {}", render_finding(f).replace('\n', "\n  "));
-            }
-        }
-    }
-    let errors = report.errors().count();
-    let warnings = report.warnings().count();
-    if report.passed(strict) {
-        println!(
-            "{}: all validation tests have completed successfully ({warnings} warning(s))",
-            path.display()
-        );
-    } else if errors == 0 {
-        println!(
-            "{}: FAILED: {warnings} warning(s) with --strict",
-            path.display()
-        );
-    } else {
-        println!(
-            "{}: FAILED: {errors} error(s), {warnings} warning(s)",
-            path.display()
-        );
-    }
+pub async fn build(args: BundleBuildArgs) -> anyhow::Result<ExitCode> {
+    let dest = match args.output.destination() {
+        Ok(d) => d,
+        Err(msg) => return Ok(usage(msg)),
+    };
+    let opts = args.registry.options()?;
+    let image = build_bundle_image(&args.bundle_dir, source_date_epoch()?)?;
+    args.output.deliver(&image, &dest, &opts).await
 }

@@ -1,98 +1,18 @@
-//! `olm catalog ...`.
+//! `olm catalog render|template|validate|graph|upgrade-path|add`: the FBC commands.
 
-use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, ValueEnum};
 
-use olm_bundler::catalog::declcfg::DeclarativeConfig;
-use olm_bundler::catalog::diagnostic::{Diagnostic, Report, Severity};
-use olm_bundler::catalog::render::Form;
+use olm_bundler::catalog::render::{self, Form};
 use olm_bundler::catalog::template::{self, BundleResolver};
-use olm_bundler::catalog::{add, graph, load, model, render, upgrade, validate};
-use olm_bundler::ops::catalog_source;
+use olm_bundler::catalog::{add, graph, load, model, olmv1, upgrade};
+use olm_bundler::ops::catalog_render::{self, CatalogRenderError, RenderRequest};
+use olm_bundler::ops::catalog_validate::{self, Olmv1};
 
-#[derive(Debug, Subcommand)]
-pub enum CatalogCommand {
-    /// Render bundle directories and catalog directories to FBC (like `opm render`).
-    #[command(
-        after_help = "Examples:\n  olm catalog render bundle/ -o yaml\n  olm catalog render quay.io/org/my-catalog:latest -o json > index.json"
-    )]
-    Render(RenderArgs),
-    /// Render a catalog template (olm.template.basic or olm.semver) to FBC.
-    Template(TemplateArgs),
-    /// Validate a catalog directory: every `opm validate` rule plus extra warnings.
-    #[command(
-        after_help = "Examples:\n  olm catalog validate catalog/ --strict\n  olm catalog validate catalog/ --olmv1 -o json"
-    )]
-    Validate(ValidateArgs),
-    /// Draw the upgrade graph of each channel (mermaid as `opm alpha render-graph`, dot, svg, html).
-    #[command(
-        after_help = "Examples:\n  olm catalog graph catalog/ --format svg --out graph.svg\n  olm catalog graph catalog/ --format html --out graphs.html"
-    )]
-    Graph(GraphArgs),
-    /// The updates OLM would apply from an installed version to the channel head.
-    #[command(
-        after_help = "Examples:\n  olm catalog upgrade-path catalog/ --package reverse-words-operator --from 0.1.0"
-    )]
-    UpgradePath(UpgradePathArgs),
-    /// Add a released bundle to a package's template and re-render the package.
-    #[command(
-        after_help = "Examples:\n  olm catalog add catalog/ --bundle bundle/ --image quay.io/org/my-operator-bundle:v0.2.0 --channels candidate,fast"
-    )]
-    Add(AddArgs),
-    /// Build the catalog image: FBC under /configs, served by `olm catalog serve` on :50051.
-    #[command(
-        after_help = "Examples:\n  olm catalog build catalog/ -t oci:target/catalog:latest\n  olm catalog build catalog/ -t localhost:5000/org/my-catalog:latest --push"
-    )]
-    Build(super::image::CatalogBuildArgs),
-    /// Serve the catalog over operator-registry's gRPC API (like `opm serve`), port 50051.
-    #[command(
-        after_help = "Examples:\n  olm catalog serve catalog/ --port 50051\n  olm catalog serve catalog/ --cache-dir /tmp/cache --cache-only"
-    )]
-    Serve(super::serve::ServeArgs),
-    /// Check the CRDs along every upgrade edge (replaces, skips, skipRange) for changes that
-    /// break stored objects or clients.
-    #[command(
-        after_help = "Examples:\n  olm catalog check-upgrades catalog/\n  olm catalog check-upgrades catalog/ -o json"
-    )]
-    CheckUpgrades(super::upgrade_check::CheckUpgradesArgs),
-    /// Write a package's `olm.package` blob (like `opm init`).
-    Init(super::catalog_opm::InitArgs),
-    /// Turn a package's FBC into a basic or substitutes template (like `opm alpha
-    /// convert-template`).
-    ConvertTemplate(super::catalog_opm::ConvertTemplateArgs),
-    /// List the packages, channels or bundles of a catalog directory or image (like `opm
-    /// alpha list`).
-    #[command(subcommand)]
-    List(super::catalog_opm::ListCommand),
-}
-
-pub async fn run(cmd: CatalogCommand) -> anyhow::Result<ExitCode> {
-    match cmd {
-        CatalogCommand::Render(a) => render_cmd(a).await,
-        CatalogCommand::Template(a) => template_cmd(a),
-        CatalogCommand::Validate(a) => validate_cmd(a),
-        CatalogCommand::Graph(a) => graph_cmd(a),
-        CatalogCommand::UpgradePath(a) => upgrade_cmd(a),
-        CatalogCommand::Add(a) => add_cmd(a),
-        CatalogCommand::Build(args) => super::image::catalog_build(args).await,
-        CatalogCommand::Serve(a) => super::serve::run(a).await,
-        CatalogCommand::CheckUpgrades(a) => Ok(super::upgrade_check::check_upgrades(a)),
-        CatalogCommand::Init(a) => super::catalog_opm::init_cmd(a),
-        CatalogCommand::ConvertTemplate(a) => super::catalog_opm::convert_cmd(a),
-        CatalogCommand::List(c) => super::catalog_opm::list_cmd(c).await,
-    }
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum FbcFormat {
-    Json,
-    Yaml,
-}
+use super::args::{FbcFormat, RegistryArgs};
+use super::output::{emit, exit, print, usage};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum MigrateLevel {
@@ -131,7 +51,7 @@ pub struct RenderArgs {
     #[arg(required = true)]
     pub refs: Vec<String>,
     #[command(flatten)]
-    pub registry: super::args::RegistryArgs,
+    pub registry: RegistryArgs,
     #[arg(short, long, value_enum, default_value = "json")]
     pub output: FbcFormat,
     /// The bundle image reference to record for a single bundle directory (opm's
@@ -150,18 +70,9 @@ pub struct RenderArgs {
     pub bundle_objects: bool,
 }
 
-impl RenderArgs {
-    /// The form of a bundle rendered from a directory or image with reference `image`.
-    fn bundle_form(&self, image: &str) -> Form {
-        if self.bundle_objects {
-            Form::BundleObjects
-        } else {
-            render::opm_form(image)
-        }
-    }
-
-    fn migrate_level(&self) -> render::MigrateLevel {
-        match self.migrate_level {
+impl MigrateLevel {
+    fn level(self) -> render::MigrateLevel {
+        match self {
             MigrateLevel::None => render::MigrateLevel::None,
             MigrateLevel::CsvMetadata => render::MigrateLevel::BundleObjectToCsvMetadata,
         }
@@ -303,121 +214,37 @@ pub struct AddArgs {
     pub form: FormArgs,
 }
 
-fn print(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Ok(()) => Ok(()),
-        // `olm ... | head` closing the pipe is not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(e).context("cannot write to stdout"),
-    }
-}
-
-pub(super) fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
-    match out {
-        Some(p) => {
-            olm_bundler::atomic_write::write_atomic(p, text.as_bytes())?;
-            Ok(())
-        }
-        None => print(text),
-    }
-}
-
-pub(super) fn fbc_text(cfg: &DeclarativeConfig, format: FbcFormat) -> anyhow::Result<String> {
-    Ok(match format {
-        FbcFormat::Json => cfg.to_json(),
-        FbcFormat::Yaml => cfg.to_yaml().context("cannot write YAML")?,
-    })
-}
-
-/// Pulls a bundle or catalog image and renders it: a catalog image's FBC lives where its
-/// `operators.operatorframework.io.index.configs.v1` label points; a bundle image is rendered
-/// with its reference recorded as the bundle's `image`, as opm does.
-async fn render_image(
-    reference: &str,
-    form: Form,
-    registry: &super::args::RegistryArgs,
-) -> anyhow::Result<DeclarativeConfig> {
-    use anyhow::Context as _;
-    let opts = registry.options()?;
-    let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
-    let pulled = olm_bundler::image::transfer::pull_to_dir(reference, dir.path(), &opts)
-        .await
-        .with_context(|| format!("cannot pull {reference}"))?;
-    let labels = &pulled.config.config.labels;
-    if let Some(configs) = labels.get(olm_bundler::serve::image::CONFIGS_LABEL) {
-        let root = pulled.rootfs.join(configs.trim_start_matches('/'));
-        return render::render_ref(&root.to_string_lossy())
-            .with_context(|| format!("{reference}: rendering its catalog at {configs}"));
-    }
-    if pulled.rootfs.join("manifests").is_dir() && pulled.rootfs.join("metadata").is_dir() {
-        // The same code as a bundle directory, with the image reference recorded.
-        let mut cfg = DeclarativeConfig::default();
-        cfg.bundles
-            .push(render::render_bundle_dir(&pulled.rootfs, reference, form)?);
-        return Ok(cfg);
-    }
-    anyhow::bail!(
-        "{reference}: neither a catalog image (no {} label) nor a bundle image (no manifests/ and metadata/)",
-        olm_bundler::serve::image::CONFIGS_LABEL
-    )
-}
-
-async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
-    if a.image.is_some() && a.refs.len() != 1 {
-        anyhow::bail!("--image applies to a single bundle directory");
-    }
-    let mut cfg = DeclarativeConfig::default();
-    for r in &a.refs {
-        let p = Path::new(r);
-        if let Some(image) = &a.image {
-            if !(p.join("manifests").is_dir() && p.join("metadata").is_dir()) {
-                anyhow::bail!("{r}: --image applies to a bundle directory");
-            }
-            let form = a.bundle_form(image);
-            cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
-        } else if catalog_source::is_image_ref(r) {
-            cfg.merge(render_image(r, a.bundle_form(r), &a.registry).await?);
-        } else if a.bundle_objects && p.join("manifests").is_dir() && p.join("metadata").is_dir() {
-            cfg.bundles
-                .push(render::render_bundle_dir(p, "", Form::BundleObjects)?);
-        } else {
-            cfg.merge(render::render_ref(r)?);
-        }
-    }
-    render::migrate(&mut cfg, a.migrate_level());
+pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
+    let req = RenderRequest {
+        refs: a.refs,
+        image: a.image,
+        bundle_objects: a.bundle_objects,
+        migrate: a.migrate_level.level(),
+        registry: a.registry.options()?,
+    };
+    let cfg = match catalog_render::render(&req).await {
+        Ok(cfg) => cfg,
+        Err(CatalogRenderError::Usage(msg)) => return Ok(usage(msg)),
+        Err(e) => return Err(e.into()),
+    };
     // Streamed to stdout blob by blob: a render of a large catalog never holds its output.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let written = match a.output {
         FbcFormat::Json => cfg.write_json(&mut out),
         FbcFormat::Yaml => cfg.write_go_yaml(&mut out),
     }
-    .and_then(|()| out.flush());
+    .and_then(|()| std::io::Write::flush(&mut out));
     match written {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        // `olm ... | head` closing the pipe is not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(e).context("cannot write to stdout"),
-    }
-}
-
-fn parse_bundle_dirs(list: &[String]) -> anyhow::Result<BTreeMap<String, PathBuf>> {
-    let mut out = BTreeMap::new();
-    for item in list {
-        let Some((image, dir)) = item.rsplit_once('=') else {
-            anyhow::bail!("--bundle-dir {item:?}: expected IMAGE=DIR");
-        };
-        if image.is_empty() || dir.is_empty() {
-            anyhow::bail!("--bundle-dir {item:?}: expected IMAGE=DIR");
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write to stdout"))
         }
-        out.insert(image.to_string(), PathBuf::from(dir));
+        _ => Ok(ExitCode::SUCCESS),
     }
-    Ok(out)
 }
 
-fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
+pub fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
     let mut resolver = BundleResolver {
-        dirs: parse_bundle_dirs(&a.bundle_dirs)?,
+        dirs: template::parse_bundle_dirs(&a.bundle_dirs)?,
         form: a.form.form(),
         ..Default::default()
     };
@@ -441,74 +268,37 @@ fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
     if a.skip_range_from_csv {
         template::skip_ranges_from_csvs(&mut cfg);
     }
-    emit(&fbc_text(&cfg, a.output)?, a.out.as_deref())?;
+    emit(&a.output.text(&cfg)?, a.out.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Loads and validates; load failures become error diagnostics so they print the same way.
-fn load_and_validate(dir: &Path) -> (Option<DeclarativeConfig>, Report) {
-    match load::load_dir_keeping(dir, load::Keep::Structure) {
-        Ok(cfg) => {
-            let report = validate::validate(&cfg);
-            (Some(cfg), report)
-        }
-        Err(errs) => {
-            let mut report = Report::default();
-            for e in errs.0 {
-                let mut d =
-                    Diagnostic::new(Severity::Error, "load", &Default::default(), e.to_string());
-                d.fix = "fix the file so it parses as YAML/JSON catalog blobs, or list it in .indexignore".into();
-                report.push(d);
-            }
-            (None, report)
-        }
-    }
-}
-
-fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
+pub fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     if !a.dir.exists() {
-        eprintln!("error: {}: no such file or directory", a.dir.display());
-        return Ok(ExitCode::from(2));
+        return Ok(usage(format!(
+            "{}: no such file or directory",
+            a.dir.display()
+        )));
     }
-    let started = std::time::Instant::now();
-    let (cfg, report) = load_and_validate(&a.dir);
-    tracing::debug!(elapsed = ?started.elapsed(), "loaded and validated");
-    // The process ends right after printing: skip freeing a possibly huge catalog blob by blob.
-    std::mem::forget(cfg);
-    let mut failed = report.has_errors() || (a.strict && report.warnings().next().is_some());
-    let olmv1 = match a.olmv1 && !report.has_errors() {
-        true => Some(super::olmv1::check(&a.dir, a.olmv1_experimental)?),
-        false => None,
+    let olmv1 = match (a.olmv1, a.olmv1_experimental) {
+        (false, _) => None,
+        (true, false) => Some(Olmv1::Standard),
+        (true, true) => Some(Olmv1::Experimental),
     };
-    if let Some(v) = &olmv1 {
-        failed |= super::olmv1::failed(v);
-    }
+    let mut v = catalog_validate::validate(&a.dir, a.strict, olmv1)?;
+    // The process ends right after printing: skip freeing a possibly huge catalog blob by blob.
+    std::mem::forget(v.catalog.take());
     match a.output {
-        ReportFormat::Json if olmv1.is_some() => print(&super::olmv1::json(
-            &report.to_json(),
-            olmv1.as_deref().unwrap_or_default(),
-        )?)?,
-        ReportFormat::Text => {
-            let text = report.to_text();
-            if failed {
-                eprint!("{text}");
-            } else {
-                print(&text)?;
-            }
-        }
-        ReportFormat::Json => print(&report.to_json())?,
+        ReportFormat::Json => print(&v.to_json())?,
+        ReportFormat::Text if v.failed => eprint!("{}", v.report.to_text()),
+        ReportFormat::Text => print(&v.report.to_text())?,
     }
-    if let (Some(v), ReportFormat::Text) = (&olmv1, a.output) {
-        print(&super::olmv1::text(v, a.olmv1_experimental))?;
+    if let (Some(verdicts), ReportFormat::Text) = (&v.olmv1, a.output) {
+        print(&olmv1::to_text(verdicts, a.olmv1_experimental))?;
     }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit(v.failed))
 }
 
-fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
+pub fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
     let cfg = load::load_dir_keeping(&a.dir, load::Keep::Structure)?;
     let format = match a.format {
         GraphFormat::Mermaid => graph::Format::Mermaid,
@@ -530,7 +320,7 @@ fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn upgrade_cmd(a: UpgradePathArgs) -> anyhow::Result<ExitCode> {
+pub fn upgrade_cmd(a: UpgradePathArgs) -> anyhow::Result<ExitCode> {
     let cfg = load::load_dir_keeping(&a.dir, load::Keep::Structure)?;
     let m = match model::Model::from_declcfg(&cfg) {
         Ok((m, _)) => m,
@@ -544,43 +334,16 @@ fn upgrade_cmd(a: UpgradePathArgs) -> anyhow::Result<ExitCode> {
     };
     let (channel, steps) = upgrade::upgrade_path(&m, &a.package, &a.from, a.channel.as_deref())?;
     match a.output {
-        ReportFormat::Text => {
-            let mut s = String::new();
-            if steps.is_empty() {
-                s.push_str(&format!(
-                    "{} is already the head of channel {channel:?}\n",
-                    a.from
-                ));
-            } else {
-                s.push_str(&format!("channel {channel:?}: {} update(s)\n", steps.len()));
-                for (i, st) in steps.iter().enumerate() {
-                    s.push_str(&format!(
-                        "{}. {} -> {} ({}) via {}\n",
-                        i + 1,
-                        st.from,
-                        st.to,
-                        st.to_version,
-                        st.via
-                    ));
-                }
-            }
-            print(&s)?;
-        }
+        ReportFormat::Text => print(&upgrade::path_text(&a.from, &channel, &steps))?,
         ReportFormat::Json => {
-            let steps: Vec<serde_json::Value> = steps
-                .iter()
-                .map(|s| {
-                    serde_json::json!({"from": s.from, "to": s.to, "version": s.to_version.to_string(), "via": s.via})
-                })
-                .collect();
-            let v = serde_json::json!({"package": a.package, "channel": channel, "steps": steps});
+            let v = upgrade::path_json(&a.package, &channel, &steps);
             print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
+pub fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
     let opts = add::AddOptions {
         catalog_dir: a.catalog_dir,
         bundle: a.bundle,
@@ -612,11 +375,7 @@ fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
         for d in &diff {
             println!("would change {}", outcome.package_dir.join(d).display());
         }
-        return Ok(if diff.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        });
+        return Ok(exit(!diff.is_empty()));
     }
     let changes = outcome.files.write(&outcome.package_dir, &[])?;
     eprintln!(

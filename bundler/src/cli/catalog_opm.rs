@@ -10,7 +10,8 @@ use olm_bundler::ops::catalog_source;
 
 use olm_bundler::catalog::{convert, init, list, load, model};
 
-use super::catalog::{FbcFormat, emit, fbc_text};
+use super::args::FbcFormat;
+use super::output::emit;
 
 /// `olm catalog init <package> --default-channel C [--icon F] [--description F]`.
 #[derive(Debug, Args)]
@@ -44,7 +45,7 @@ pub fn init_cmd(a: InitArgs) -> anyhow::Result<ExitCode> {
         description: a.description.as_deref(),
         icon: a.icon.as_deref(),
     })?;
-    emit(&fbc_text(&cfg, a.output)?, a.out.as_deref())?;
+    emit(&a.output.text(&cfg)?, a.out.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 

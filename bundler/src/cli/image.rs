@@ -1,4 +1,4 @@
-//! `olm image ...`, plus the image-building halves of `olm bundle build` and `olm catalog build`.
+//! `olm image ...`: build an operator image, push, pull, inspect, copy.
 //!
 //! Builds write to an OCI layout (`-t oci:<dir>[:tag]`, the default) or, with `--push`, to the
 //! registry `-t` names. The pinned reference (`registry/repo@sha256:...`) goes to stdout, a
@@ -7,20 +7,15 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::{Args, Subcommand};
 
-use super::args::RegistryArgs;
 use olm_bundler::atomic_write;
-use olm_bundler::bundle::image as bundle;
-use olm_bundler::image::model::Image;
-use olm_bundler::image::operator::{OperatorImage, labels};
 use olm_bundler::image::reference::ImageRef;
-use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::transfer;
-use olm_bundler::ops::image_output;
-use olm_bundler::reproducible::source_date_epoch;
-use olm_bundler::serve::image::CatalogImage;
+use olm_bundler::ops::image_output::{self, OperatorImageError, OperatorImageRequest};
+
+use super::args::{OutputArgs, RegistryArgs, deliver};
+use super::output::{print, usage};
 
 #[derive(Debug, Subcommand)]
 pub enum ImageCommand {
@@ -52,6 +47,11 @@ pub enum ImageCommand {
     Copy(CopyArgs),
 }
 
+/// A usage mistake (exit code 2), as a command's result.
+fn bad_usage(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
+    Ok(usage(msg))
+}
+
 pub async fn run(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         ImageCommand::Build(a) => image_build(*a).await,
@@ -60,54 +60,6 @@ pub async fn run(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
         ImageCommand::Inspect(a) => image_inspect(a).await,
         ImageCommand::Copy(a) => image_copy(a).await,
     }
-}
-
-/// Where a build goes: shared by the three build commands.
-#[derive(Debug, Clone, Args)]
-pub struct OutputArgs {
-    /// Where to put the image: `oci:<dir>[:tag]` (default `oci:oci-layout`), or a registry
-    /// reference together with --push.
-    #[arg(short = 't', long = "tag", value_name = "REF")]
-    pub tag: Option<String>,
-    /// Push to the registry named by -t.
-    #[arg(long)]
-    pub push: bool,
-    /// Write the image digest (sha256:...) to this file.
-    #[arg(long, value_name = "FILE")]
-    pub digestfile: Option<PathBuf>,
-}
-
-/// Prints one result line on stdout; a closed pipe (`| head`) is not an error.
-fn emit(line: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match writeln!(out, "{line}").and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
-}
-
-/// A usage mistake: reported like clap's (exit code 2).
-fn usage(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!("error: {msg}");
-    Ok(ExitCode::from(2))
-}
-
-/// Checks `-t`/`--push` before building, so a usage mistake costs no build time.
-fn destination(out: &OutputArgs) -> Result<ImageRef, String> {
-    image_output::destination(out.tag.as_deref(), out.push)
-}
-
-/// Stores a built or loaded image, writes --digestfile and prints the pinned reference.
-async fn deliver(
-    image: &Image,
-    dest: &ImageRef,
-    digestfile: Option<&PathBuf>,
-    opts: &RegistryOptions,
-) -> anyhow::Result<ExitCode> {
-    let stored = image_output::deliver(image, dest, digestfile.map(PathBuf::as_path), opts).await?;
-    emit(&stored.pinned)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `olm image build --binary <path> -t <ref>`.
@@ -156,42 +108,31 @@ pub struct ImageBuildArgs {
 }
 
 async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
-    let dest = match destination(&a.output) {
+    let dest = match a.output.destination() {
         Ok(d) => d,
-        Err(msg) => return usage(msg),
+        Err(msg) => return bad_usage(msg),
     };
     let opts = a.registry.options()?;
-    let mut spec = OperatorImage::for_binary(a.binary.clone())?;
-    if let Some(p) = &a.install_path {
-        if !p.starts_with('/') {
-            return usage(format!("--install-path {p:?}: must be absolute"));
-        }
-        spec.binary.install_path = p.clone();
-    }
-    spec.binary.library_path = a.library_path.clone();
-    spec.args = a.args.clone();
-    for e in &a.env {
-        if !e.contains('=') {
-            return usage(format!("--env {e:?}: expected KEY=VALUE"));
-        }
-    }
-    spec.env = a.env.clone();
-    spec.ca_bundle = image_output::ca_bundle(a.ca_certs.as_deref(), a.no_ca_certs);
-    spec.labels = image_output::parse_labels(&a.labels).map_err(anyhow::Error::msg)?;
-    for (key, value) in [
-        (labels::SOURCE, &a.source),
-        (labels::REVISION, &a.revision),
-        (labels::VERSION, &a.image_version),
-        (labels::LICENSES, &a.licenses),
-    ] {
-        if let Some(v) = value {
-            spec.labels.insert(key.to_string(), v.clone());
-        }
-    }
-    let image = spec
-        .build()
-        .with_context(|| format!("building the image for {}", a.binary.display()))?;
-    deliver(&image, &dest, a.output.digestfile.as_ref(), &opts).await
+    let req = OperatorImageRequest {
+        binary: a.binary,
+        install_path: a.install_path,
+        library_path: a.library_path,
+        args: a.args,
+        env: a.env,
+        labels: a.labels,
+        source: a.source,
+        revision: a.revision,
+        version: a.image_version,
+        licenses: a.licenses,
+        ca_certs: a.ca_certs,
+        no_ca_certs: a.no_ca_certs,
+    };
+    let image = match image_output::operator_image(&req) {
+        Ok(image) => image,
+        Err(OperatorImageError::Usage(msg)) => return bad_usage(msg),
+        Err(e) => return Err(e.into()),
+    };
+    a.output.deliver(&image, &dest, &opts).await
 }
 
 /// `olm image push <oci:dir[:tag]> <registry ref>`.
@@ -212,20 +153,20 @@ async fn image_push(a: PushArgs) -> anyhow::Result<ExitCode> {
     let src = ImageRef::parse(&a.source)?;
     let dst = ImageRef::parse(&a.destination)?;
     if src.is_registry() {
-        return usage(format!(
+        return bad_usage(format!(
             "{}: push reads a local OCI layout (oci:<dir>[:tag]); use `olm image copy` between registries",
             a.source
         ));
     }
     if !dst.is_registry() {
-        return usage(format!(
+        return bad_usage(format!(
             "{}: push needs a registry reference as destination",
             a.destination
         ));
     }
     let opts = a.registry.options()?;
     let image = transfer::load(&src, &opts).await?;
-    deliver(&image, &dst, a.digestfile.as_ref(), &opts).await
+    deliver(&image, &dst, a.digestfile.as_deref(), &opts).await
 }
 
 /// `olm image pull <ref> oci:<dir>[:tag]` or `olm image pull <ref> --rootfs <dir>`.
@@ -252,7 +193,7 @@ async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = &dst
         && d.is_registry()
     {
-        return usage(format!(
+        return bad_usage(format!(
             "{}: pull writes a local OCI layout (oci:<dir>[:tag]); use `olm image copy` between registries",
             d
         ));
@@ -264,12 +205,12 @@ async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
         tracing::info!("{}: unpacked {} into {}", src, image.digest, root.display());
     }
     match &dst {
-        Some(d) => deliver(&image, d, a.digestfile.as_ref(), &opts).await,
+        Some(d) => deliver(&image, d, a.digestfile.as_deref(), &opts).await,
         None => {
             if let Some(path) = &a.digestfile {
                 atomic_write::write_atomic(path, image.digest.as_bytes())?;
             }
-            emit(&image.digest)?;
+            print(&format!("{}\n", image.digest))?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -296,7 +237,7 @@ async fn image_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
     } else {
         serde_json::to_string_pretty(&info)?
     };
-    emit(&out)?;
+    print(&format!("{out}\n"))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -319,76 +260,5 @@ async fn image_copy(a: CopyArgs) -> anyhow::Result<ExitCode> {
     let dst = ImageRef::parse(&a.destination)?;
     let opts = a.registry.options()?;
     let image = transfer::load(&src, &opts).await?;
-    deliver(&image, &dst, a.digestfile.as_ref(), &opts).await
-}
-
-/// `olm bundle build <bundle dir> -t <ref>`.
-#[derive(Debug, Args)]
-pub struct BundleBuildArgs {
-    /// The bundle directory (holding manifests/ and metadata/).
-    pub bundle_dir: PathBuf,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub registry: RegistryArgs,
-}
-
-pub async fn bundle_build(args: BundleBuildArgs) -> anyhow::Result<ExitCode> {
-    let dest = match destination(&args.output) {
-        Ok(d) => d,
-        Err(msg) => return usage(msg),
-    };
-    let opts = args.registry.options()?;
-    let image = bundle::build_bundle_image(&args.bundle_dir, source_date_epoch()?)?;
-    deliver(&image, &dest, args.output.digestfile.as_ref(), &opts).await
-}
-
-/// `olm catalog build <dir> -t <ref>`.
-#[derive(Debug, Args)]
-pub struct CatalogBuildArgs {
-    /// The file-based catalog directory.
-    pub catalog_dir: PathBuf,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    /// The olm binary to put in the image as /bin/olm (default: this olm).
-    #[arg(long, value_name = "PATH")]
-    pub olm_binary: Option<PathBuf>,
-    /// An image label KEY=VALUE (repeat for more).
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
-    /// CA bundle to copy in (default: the host's /etc/ssl/certs/ca-certificates.crt).
-    #[arg(long, value_name = "FILE", conflicts_with = "no_ca_certs")]
-    pub ca_certs: Option<PathBuf>,
-    /// Leave CA certificates out.
-    #[arg(long)]
-    pub no_ca_certs: bool,
-    #[command(flatten)]
-    pub registry: RegistryArgs,
-}
-
-pub async fn catalog_build(args: CatalogBuildArgs) -> anyhow::Result<ExitCode> {
-    let dest = match destination(&args.output) {
-        Ok(d) => d,
-        Err(msg) => return usage(msg),
-    };
-    let opts = args.registry.options()?;
-    let olm_binary = match &args.olm_binary {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().context("finding the running olm binary")?,
-    };
-    let image = CatalogImage {
-        catalog_dir: args.catalog_dir.clone(),
-        olm_binary,
-        labels: image_output::parse_labels(&args.labels).map_err(anyhow::Error::msg)?,
-        ca_bundle: image_output::ca_bundle(args.ca_certs.as_deref(), args.no_ca_certs),
-        created: source_date_epoch()?,
-    }
-    .build()
-    .with_context(|| {
-        format!(
-            "building the catalog image for {}",
-            args.catalog_dir.display()
-        )
-    })?;
-    deliver(&image, &dest, args.output.digestfile.as_ref(), &opts).await
+    deliver(&image, &dst, a.digestfile.as_deref(), &opts).await
 }

@@ -10,7 +10,7 @@ use olm_bundler::deploy::objects::CatalogAddress;
 use olm_bundler::ops::install::{self as ops, BundleSource, Source, UpgradeTo, Upgraded};
 
 use super::args::{ClusterArgs, PublishArgs, SpecArgs, parse_address};
-use super::progress::CliProgress;
+use olm_bundler::ops::progress::CliProgress;
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {

@@ -1,5 +1,7 @@
-//! Command-line surface of `olm`. Each area has its own module with its clap arguments and a
-//! `run` that calls into the library; this file only wires them together.
+//! Command-line surface of `olm`. This file holds the command tree and sends each command to
+//! its file; a command's file holds its clap arguments, one call into the library and the
+//! printing. Command files never import each other: they share only `args` (flag groups),
+//! `output` (printing, exit codes) and `progress` (spinners), like cargo's command prelude.
 //!
 //! Exit codes: 0 success, 1 failure (including validation errors), 2 usage errors (clap) and
 //! the I/O failures a command chooses to report as such.
@@ -15,8 +17,7 @@ mod catalog_opm;
 mod deploy;
 mod image;
 mod install;
-mod olmv1;
-mod progress;
+mod output;
 mod release;
 mod serve;
 mod upgrade_check;
@@ -46,13 +47,13 @@ pub struct Cli {
 pub enum Command {
     /// registry+v1 bundles: generate, validate, build.
     #[command(subcommand)]
-    Bundle(bundle::BundleCommand),
+    Bundle(BundleCommand),
     /// OCI images: build an operator image, push, pull, inspect, copy.
     #[command(subcommand)]
     Image(image::ImageCommand),
     /// File-based catalogs: render, template, validate, graph, serve, build.
     #[command(subcommand)]
-    Catalog(catalog::CatalogCommand),
+    Catalog(CatalogCommand),
     /// Install manifests for OLM and for plain clusters.
     #[command(subcommand)]
     Deploy(deploy::DeployCommand),
@@ -89,11 +90,112 @@ pub enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum BundleCommand {
+    /// Generate a registry+v1 bundle (CSV, CRDs, annotations, bundle.Dockerfile) from an
+    /// operator's manifests and a CSV base.
+    #[command(disable_version_flag = true)]
+    #[command(
+        after_help = "Examples:\n  olm bundle generate --config operator/olm/bundle.yaml --check\n  kustomize build config/manifests | olm bundle generate --manifests - --package memcached-operator --version 0.0.1 --channels alpha -o bundle"
+    )]
+    Generate(Box<bundle::GenerateArgs>),
+    /// Validate a bundle directory as operator-framework/api's validators do.
+    #[command(
+        after_help = "Examples:\n  olm bundle validate bundle/ -s all\n  olm bundle validate quay.io/org/my-operator-bundle:v0.1.0 -o json"
+    )]
+    Validate(bundle::ValidateArgs),
+    /// Build the bundle image (one layer: manifests/, metadata/, tests/scorecard/).
+    #[command(
+        after_help = "Examples:\n  olm bundle build bundle/ -t oci:target/bundle:v0.1.0\n  olm bundle build bundle/ -t localhost:5000/org/my-operator-bundle:v0.1.0 --push"
+    )]
+    Build(bundle::BundleBuildArgs),
+    /// Compare the CRDs of two bundles (directories or images) and fail on changes that
+    /// break stored objects or clients, as OLM v1's CRD upgrade-safety preflight would.
+    #[command(
+        after_help = "Examples:\n  olm bundle check-upgrade quay.io/org/my-operator-bundle:v0.1.0 bundle/"
+    )]
+    CheckUpgrade(upgrade_check::CheckUpgradeArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Render bundle directories and catalog directories to FBC (like `opm render`).
+    #[command(
+        after_help = "Examples:\n  olm catalog render bundle/ -o yaml\n  olm catalog render quay.io/org/my-catalog:latest -o json > index.json"
+    )]
+    Render(catalog::RenderArgs),
+    /// Render a catalog template (olm.template.basic or olm.semver) to FBC.
+    Template(catalog::TemplateArgs),
+    /// Validate a catalog directory: every `opm validate` rule plus extra warnings.
+    #[command(
+        after_help = "Examples:\n  olm catalog validate catalog/ --strict\n  olm catalog validate catalog/ --olmv1 -o json"
+    )]
+    Validate(catalog::ValidateArgs),
+    /// Draw the upgrade graph of each channel (mermaid as `opm alpha render-graph`, dot, svg, html).
+    #[command(
+        after_help = "Examples:\n  olm catalog graph catalog/ --format svg --out graph.svg\n  olm catalog graph catalog/ --format html --out graphs.html"
+    )]
+    Graph(catalog::GraphArgs),
+    /// The updates OLM would apply from an installed version to the channel head.
+    #[command(
+        after_help = "Examples:\n  olm catalog upgrade-path catalog/ --package reverse-words-operator --from 0.1.0"
+    )]
+    UpgradePath(catalog::UpgradePathArgs),
+    /// Add a released bundle to a package's template and re-render the package.
+    #[command(
+        after_help = "Examples:\n  olm catalog add catalog/ --bundle bundle/ --image quay.io/org/my-operator-bundle:v0.2.0 --channels candidate,fast"
+    )]
+    Add(catalog::AddArgs),
+    /// Build the catalog image: FBC under /configs, served by `olm catalog serve` on :50051.
+    #[command(
+        after_help = "Examples:\n  olm catalog build catalog/ -t oci:target/catalog:latest\n  olm catalog build catalog/ -t localhost:5000/org/my-catalog:latest --push"
+    )]
+    Build(serve::CatalogBuildArgs),
+    /// Serve the catalog over operator-registry's gRPC API (like `opm serve`), port 50051.
+    #[command(
+        after_help = "Examples:\n  olm catalog serve catalog/ --port 50051\n  olm catalog serve catalog/ --cache-dir /tmp/cache --cache-only"
+    )]
+    Serve(serve::ServeArgs),
+    /// Check the CRDs along every upgrade edge (replaces, skips, skipRange) for changes that
+    /// break stored objects or clients.
+    #[command(
+        after_help = "Examples:\n  olm catalog check-upgrades catalog/\n  olm catalog check-upgrades catalog/ -o json"
+    )]
+    CheckUpgrades(upgrade_check::CheckUpgradesArgs),
+    /// Write a package's `olm.package` blob (like `opm init`).
+    Init(catalog_opm::InitArgs),
+    /// Turn a package's FBC into a basic or substitutes template (like `opm alpha
+    /// convert-template`).
+    ConvertTemplate(catalog_opm::ConvertTemplateArgs),
+    /// List the packages, channels or bundles of a catalog directory or image (like `opm
+    /// alpha list`).
+    #[command(subcommand)]
+    List(catalog_opm::ListCommand),
+}
+
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Bundle(c) => bundle::run(c).await,
+        Command::Bundle(c) => match c {
+            BundleCommand::Generate(a) => Ok(bundle::generate(*a).await),
+            BundleCommand::Validate(a) => Ok(bundle::validate(a).await),
+            BundleCommand::Build(a) => bundle::build(a).await,
+            BundleCommand::CheckUpgrade(a) => Ok(upgrade_check::check_upgrade(a).await),
+        },
         Command::Image(c) => image::run(c).await,
-        Command::Catalog(c) => catalog::run(c).await,
+        Command::Catalog(c) => match c {
+            CatalogCommand::Render(a) => catalog::render_cmd(a).await,
+            CatalogCommand::Template(a) => catalog::template_cmd(a),
+            CatalogCommand::Validate(a) => catalog::validate_cmd(a),
+            CatalogCommand::Graph(a) => catalog::graph_cmd(a),
+            CatalogCommand::UpgradePath(a) => catalog::upgrade_cmd(a),
+            CatalogCommand::Add(a) => catalog::add_cmd(a),
+            CatalogCommand::Build(a) => serve::catalog_build(a).await,
+            CatalogCommand::Serve(a) => serve::run(a).await,
+            CatalogCommand::CheckUpgrades(a) => Ok(upgrade_check::check_upgrades(a)),
+            CatalogCommand::Init(a) => catalog_opm::init_cmd(a),
+            CatalogCommand::ConvertTemplate(a) => catalog_opm::convert_cmd(a),
+            CatalogCommand::List(c) => catalog_opm::list_cmd(c).await,
+        },
         Command::Deploy(c) => deploy::run(c).await,
         Command::Install(a) => install::install(*a).await,
         Command::Upgrade(a) => install::upgrade(a).await,
@@ -113,7 +215,7 @@ impl Cli {
     /// Set once for the process, so the server's blocking tasks and connections log too.
     pub fn verbosity(&self) -> u8 {
         match &self.command {
-            Command::Catalog(catalog::CatalogCommand::Serve(a)) if a.debug => self.verbose.max(1),
+            Command::Catalog(CatalogCommand::Serve(a)) if a.debug => self.verbose.max(1),
             _ => self.verbose,
         }
     }
@@ -121,7 +223,7 @@ impl Cli {
 
 /// `--quiet` for every command.
 pub fn set_quiet(quiet: bool) {
-    progress::set_quiet(quiet);
+    olm_bundler::ops::progress::set_quiet(quiet);
 }
 
 /// Logs go to stderr so stdout stays clean for rendered YAML/JSON.
@@ -143,10 +245,7 @@ pub fn init_logging(verbose: u8) {
 
 /// Prints an error with its causes, one per line.
 pub fn report(err: &anyhow::Error) {
-    eprintln!("error: {err}");
-    for cause in err.chain().skip(1) {
-        eprintln!("  caused by: {cause}");
-    }
+    output::report(err);
 }
 
 #[cfg(test)]

@@ -1,17 +1,16 @@
 //! `olm release`: the whole pipeline in one command, from `release.yaml`
 //! ([`olm_bundler::ops::release`]); this file prints its progress, summary and graph.
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use olm_bundler::catalog::graph;
-use olm_bundler::ops::release::{self, ReleaseError, ReleaseRequest, Reporter, StepRow, human};
+use olm_bundler::ops::progress::{self, StepLines};
+use olm_bundler::ops::release::{self, ReleaseError, ReleaseRequest, StepRow};
 
 use super::args::RegistryArgs;
-use super::progress::{self, Spinner};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum GraphFormat {
@@ -67,65 +66,6 @@ pub struct ReleaseArgs {
     pub graph: GraphFormat,
 }
 
-/// Progress on stderr: one line per step, and a spinner with the step's time on a terminal;
-/// nothing but warnings with `--quiet`.
-struct StderrReporter {
-    quiet: bool,
-    spinner: Option<Spinner>,
-}
-
-impl Reporter for StderrReporter {
-    fn begin(&mut self, package: &str, version: &str, config: &Path, destination: &str) {
-        if !self.quiet {
-            eprintln!(
-                "releasing {package} {version} ({}) -> {destination}",
-                config.display()
-            );
-        }
-    }
-    fn step(&mut self, n: usize, total: usize, name: &str) {
-        if !self.quiet {
-            eprintln!("[{n}/{total}] {name} ...");
-            self.spinner = Some(Spinner::start(name));
-        }
-    }
-    fn done(&mut self, detail: &str) {
-        self.spinner = None;
-        if !self.quiet {
-            eprintln!("      ok: {detail}");
-        }
-    }
-    fn warning(&mut self, text: &str) {
-        self.spinner = None;
-        eprintln!("      warning: {text}");
-    }
-    fn file(&mut self, path: &Path, removed: bool) {
-        if !self.quiet {
-            let verb = if removed { "removed" } else { "wrote" };
-            eprintln!("{verb} {}", path.display());
-        }
-    }
-}
-
-fn print_table(rows: &[StepRow]) {
-    let width = rows.iter().map(|r| r.step.len()).max().unwrap_or(4);
-    eprintln!();
-    eprintln!(
-        "{:<3} {:<width$}  {:<6} {:>8}  detail",
-        "#", "step", "result", "time"
-    );
-    for (i, r) in rows.iter().enumerate() {
-        eprintln!(
-            "{:<3} {:<width$}  {:<6} {:>6}ms  {}",
-            i + 1,
-            r.step,
-            if r.ok { "ok" } else { "FAILED" },
-            r.millis,
-            r.detail
-        );
-    }
-}
-
 pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     let req = ReleaseRequest {
         config: a.config.clone(),
@@ -140,47 +80,22 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         registry_opts: a.registry_args.options()?,
         olm_binary: std::env::current_exe()?,
     };
-    let quiet = progress::quiet();
-    let mut reporter = StderrReporter {
-        quiet,
-        spinner: None,
-    };
-    let result = release::release(&req, &mut reporter).await;
-    drop(reporter);
+    let result = release::release(&req, &mut StepLines::new()).await;
     let out = match result {
         Ok(out) => out,
         Err(e) => {
             if let ReleaseError::Stopped { rows, .. } = &e {
-                print_table(rows);
+                eprint!("\n{}", StepRow::table(rows));
             }
             return Err(e.into());
         }
     };
-    if !quiet {
-        print_table(&out.rows);
-        let mut roots = out.roots.iter().map(|p| p.display().to_string());
-        let first = roots.next().unwrap_or_default();
-        let rest: String = roots.map(|r| format!(", {r}")).collect();
-        eprintln!(
-            "\nfiles: {} written, {} removed, {} unchanged ({first}{rest})",
-            out.written, out.removed, out.unchanged
-        );
+    if !progress::quiet() {
+        eprint!("\n{}\n{}\n", StepRow::table(&out.rows), out.files_line());
     }
-
-    let mut text = String::new();
-    let _ = writeln!(text, "{:<9} {:>10}  reference", "image", "size");
-    for m in &out.images {
-        let _ = writeln!(text, "{:<9} {:>10}  {}", m.what, human(m.size), m.pinned);
-        let _ = writeln!(text, "{:<9} {:>10}  {}", "", "", m.stored);
-    }
+    let mut text = out.images_table();
     if a.graph != GraphFormat::None {
-        let _ = writeln!(text, "\nupgrade graph of {}:", out.package);
-        if let Some(path) = &out.graph_svg {
-            let _ = writeln!(text, "  picture: {}", path.display());
-        }
-        for c in &out.channels {
-            let _ = writeln!(text, "  {c}");
-        }
+        text.push_str(&format!("\n{}", out.graph_summary()));
     }
     let fmt = match a.graph {
         GraphFormat::Mermaid => Some(graph::Format::Mermaid),
@@ -196,7 +111,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
                 ..Default::default()
             },
         )?;
-        let _ = writeln!(text, "\n{g}");
+        text.push_str(&format!("\n{g}\n"));
     }
     print!("{text}");
     Ok(ExitCode::SUCCESS)

@@ -1,17 +1,21 @@
-//! `olm catalog serve`: opm serve's flags and start-up, on our server.
+//! `olm catalog serve` (opm serve's flags, on our server: [`olm_bundler::ops::serve`]) and
+//! `olm catalog build` (the image that runs it).
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context as _;
 use clap::Args;
-use olm_bundler::ops::catalog_source;
 
-use olm_bundler::serve::cache::{self, Integrity};
-use olm_bundler::serve::{catalogd, server};
+use olm_bundler::ops::image_output;
+use olm_bundler::ops::serve::{self as ops, CacheBuilder, HttpApi, ServeRequest, Started};
+use olm_bundler::reproducible::source_date_epoch;
+use olm_bundler::serve::image::CatalogImage;
+use olm_bundler::serve::server::shutdown_signal;
+
+use super::args::{OutputArgs, RegistryArgs};
+use super::output::usage;
 
 const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
@@ -63,7 +67,7 @@ pub struct ServeArgs {
     pub debug: bool,
     /// How to reach the registry when serving a catalog image.
     #[command(flatten)]
-    pub registry: super::args::RegistryArgs,
+    pub registry: RegistryArgs,
 }
 
 pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -95,235 +99,97 @@ fn termination_log_path(flag: Option<&Path>) -> Option<PathBuf> {
     }
 }
 
-/// A temporary cache directory removed when the server stops.
-struct TempCache(PathBuf);
-
-impl Drop for TempCache {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-async fn serve(mut a: ServeArgs) -> anyhow::Result<ExitCode> {
-    let started = Instant::now();
-    let enforce = match a.cache_enforce_integrity {
-        Some(true) if a.cache_dir.is_none() => {
-            bail!("--cache-dir must be specified with --cache-enforce-integrity")
-        }
-        Some(v) => v,
-        None => a.cache_dir.is_some() && !a.cache_only,
+async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let req = ServeRequest {
+        grpc_addr: SocketAddr::new(a.host, a.port),
+        cache_dir: a.cache_dir,
+        cache_only: a.cache_only,
+        cache_scratch: a.cache_scratch,
+        cache_enforce_integrity: a.cache_enforce_integrity,
+        http: a.http_port.map(|port| HttpApi {
+            addr: SocketAddr::new(a.host, port),
+            catalog_name: a.catalog_name,
+            tls: a.tls_cert.zip(a.tls_key),
+        }),
+        registry: a.registry.options()?,
+        cache_builder: CacheBuilder::ChildProcess {
+            exe: std::env::current_exe().context("locate the olm executable")?,
+            debug: a.debug,
+        },
+        catalog: a.catalog,
     };
-    let catalog_name = a
-        .catalog_name
-        .clone()
-        .unwrap_or_else(|| default_catalog_name(&a.catalog));
-    // A catalog image is pulled and unpacked for the life of the server; its pre-built cache
-    // is used when no --cache-dir is given (rebuilt in place if it does not match).
-    let _pulled = if a.catalog.exists() {
-        None
-    } else {
-        let reference = a.catalog.to_string_lossy().into_owned();
-        let is_path = reference.starts_with(['/', '.', '~']);
-        if is_path || !catalog_source::is_image_ref(&reference) {
-            bail!("{reference}: no such catalog directory or file (nor an image reference)");
+    match ops::start(req).await {
+        Ok(Started::CacheBuilt { dir, stats }) => {
+            tracing::info!(
+                cache_dir = %dir.display(),
+                digest = %stats.digest,
+                packages = stats.packages,
+                entries = stats.entries,
+                elapsed_ms = stats.millis,
+                "cache built"
+            );
         }
-        let pulled = catalog_source::pull_catalog(&reference, &a.registry.options()?).await?;
-        tracing::info!(image = %reference, configs = %pulled.configs.display(), "pulled catalog image");
-        a.catalog = pulled.configs.clone();
-        if a.cache_dir.is_none() {
-            a.cache_dir = pulled.cache.clone();
-        }
-        Some(pulled)
-    };
-
-    if a.cache_only {
-        let Some(dir) = &a.cache_dir else {
-            bail!("--cache-only requires --cache-dir");
-        };
-        let catalog = a.catalog.clone();
-        let dir2 = dir.clone();
-        let durability = if a.cache_scratch {
-            cache::Durability::Scratch
-        } else {
-            cache::Durability::Durable
-        };
-        let stats = tokio::task::spawn_blocking(move || {
-            cache::build_cache_with(&catalog, &dir2, durability)
-        })
-        .await
-        .context("cache build task")?
-        .with_context(|| format!("build cache for {}", a.catalog.display()))?;
-        tracing::info!(
-            cache_dir = %dir.display(),
-            digest = %stats.digest,
-            packages = stats.packages,
-            entries = stats.entries,
-            elapsed_ms = stats.millis,
-            "cache built"
-        );
-        return Ok(ExitCode::SUCCESS);
+        Ok(Started::Listening(server)) => server.run(shutdown_signal()).await?,
+        Err(e) => return Err(e.into()),
     }
-
-    let (cache_dir, temp) = match &a.cache_dir {
-        Some(d) => (d.clone(), None),
-        None => {
-            let d = std::env::temp_dir().join(format!("olm-serve-cache-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&d);
-            (d.clone(), Some(TempCache(d)))
-        }
-    };
-    let integrity = if enforce {
-        Integrity::Enforce
-    } else {
-        Integrity::Rebuild
-    };
-
-    // Building the cache parses every YAML blob; doing it in a child process keeps the
-    // parser's peak memory out of the long-running server, whose RSS is then only the index.
-    // (With integrity enforced there is nothing to build: `open` checks and fails instead.)
-    let mut built = false;
-    if integrity == Integrity::Rebuild {
-        // A temporary cache dir is new and empty: nothing to check.
-        let fresh = if temp.is_some() {
-            false
-        } else {
-            let catalog = a.catalog.clone();
-            let dir = cache_dir.clone();
-            tokio::task::spawn_blocking(move || cache::is_fresh(&catalog, &dir))
-                .await
-                .context("cache check task")?
-                .with_context(|| format!("check cache {}", cache_dir.display()))?
-        };
-        if !fresh {
-            tracing::info!(cache_dir = %cache_dir.display(), "building cache");
-            build_in_child(&a.catalog, &cache_dir, temp.is_some(), a.debug).await?;
-            built = true;
-        }
-    }
-    let catalog = a.catalog.clone();
-    let dir = cache_dir.clone();
-    let (store, stats) = tokio::task::spawn_blocking(move || {
-        if built {
-            cache::open_just_built(&dir)
-        } else {
-            cache::open(&catalog, &dir, integrity)
-        }
-    })
-    .await
-    .context("cache load task")?
-    .with_context(|| format!("load catalog {}", a.catalog.display()))?;
-    let entries = store.entry_count();
-    let store = Arc::new(store);
-
-    let addr = SocketAddr::new(a.host, a.port);
-    let listener = server::bind(addr).await?;
-    let local = listener.local_addr().unwrap_or(addr);
-    tracing::info!(
-        configs = %a.catalog.display(),
-        addr = %local,
-        packages = stats.packages,
-        bundles = entries,
-        cache_rebuilt = built || stats.rebuilt,
-        startup_ms = started.elapsed().as_millis() as u64,
-        "serving registry"
-    );
-    if let Some(port) = a.http_port {
-        let root = a.catalog.clone();
-        let name = catalog_name.clone();
-        let content =
-            tokio::task::spawn_blocking(move || catalogd::CatalogContent::read(&root, &name))
-                .await
-                .context("catalogd content task")?
-                .with_context(|| format!("prepare catalogd's API for {}", a.catalog.display()))?;
-        let http_addr = SocketAddr::new(a.host, port);
-        let http = tokio::net::TcpListener::bind(http_addr)
-            .await
-            .with_context(|| format!("listen on {http_addr} (--http-port)"))?;
-        tracing::info!(
-            addr = %http.local_addr().unwrap_or(http_addr),
-            catalog = %catalog_name,
-            bytes = content.len(),
-            "serving catalogd's HTTP API at /catalogs/{catalog_name}/api/v1/all"
-        );
-        let router = catalogd::router(Arc::new(content));
-        match (&a.tls_cert, &a.tls_key) {
-            (Some(cert), Some(key)) => {
-                let config = catalogd::tls_config(cert, key)?;
-                tokio::spawn(catalogd::serve_tls(
-                    http,
-                    router,
-                    config,
-                    server::shutdown_signal(),
-                ));
-            }
-            _ => {
-                tokio::spawn(async move {
-                    let served = axum::serve(http, router)
-                        .with_graceful_shutdown(server::shutdown_signal())
-                        .await;
-                    if let Err(e) = served {
-                        tracing::error!(error = %e, "catalogd HTTP API stopped");
-                    }
-                });
-            }
-        }
-    }
-    server::serve(store, listener, server::shutdown_signal()).await?;
-    tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
 }
 
-/// The catalog's name in catalogd's paths when `--catalog-name` is not given: the directory's
-/// name, or for an image the repository's last component.
-fn default_catalog_name(catalog: &Path) -> String {
-    let text = catalog.to_string_lossy();
-    let last = text
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or_default();
-    let last = last.split(['@', ':']).next().unwrap_or_default();
-    if last.is_empty() {
-        "catalog".into()
-    } else {
-        last.to_lowercase()
-    }
+/// `olm catalog build <dir> -t <ref>`.
+#[derive(Debug, Args)]
+pub struct CatalogBuildArgs {
+    /// The file-based catalog directory.
+    pub catalog_dir: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The olm binary to put in the image as /bin/olm (default: this olm).
+    #[arg(long, value_name = "PATH")]
+    pub olm_binary: Option<PathBuf>,
+    /// An image label KEY=VALUE (repeat for more).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// CA bundle to copy in (default: the host's /etc/ssl/certs/ca-certificates.crt).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_ca_certs")]
+    pub ca_certs: Option<PathBuf>,
+    /// Leave CA certificates out.
+    #[arg(long)]
+    pub no_ca_certs: bool,
+    /// The image also serves catalogd's HTTP API (OLM v1) on this port.
+    #[arg(long, value_name = "PORT")]
+    pub http_port: Option<u16>,
+    /// The catalog's name in the HTTP API's paths (the ClusterCatalog's name) [default:
+    /// configs].
+    #[arg(long, requires = "http_port")]
+    pub catalog_name: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
-/// Runs `olm catalog serve <catalog> --cache-dir <dir> --cache-only` as a child process
-/// (`--cache-scratch` for a temporary cache).
-async fn build_in_child(
-    catalog: &Path,
-    cache_dir: &Path,
-    scratch: bool,
-    debug: bool,
-) -> anyhow::Result<()> {
-    let exe = std::env::current_exe().context("locate the olm executable")?;
-    let mut cmd = tokio::process::Command::new(exe);
-    cmd.arg("catalog")
-        .arg("serve")
-        .arg(catalog)
-        .arg("--cache-dir")
-        .arg(cache_dir)
-        .arg("--cache-only")
-        // The parent owns the termination log.
-        .arg("-t")
-        .arg("/dev/null");
-    if scratch {
-        cmd.arg("--cache-scratch");
+pub async fn catalog_build(args: CatalogBuildArgs) -> anyhow::Result<ExitCode> {
+    let dest = match args.output.destination() {
+        Ok(d) => d,
+        Err(msg) => return Ok(usage(msg)),
+    };
+    let opts = args.registry.options()?;
+    let olm_binary = match &args.olm_binary {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("finding the running olm binary")?,
+    };
+    let image = CatalogImage {
+        catalog_dir: args.catalog_dir.clone(),
+        olm_binary,
+        labels: image_output::parse_labels(&args.labels).map_err(anyhow::Error::msg)?,
+        ca_bundle: image_output::ca_bundle(args.ca_certs.as_deref(), args.no_ca_certs),
+        created: source_date_epoch()?,
+        http_port: args.http_port,
+        catalog_name: args.catalog_name,
     }
-    if debug {
-        cmd.arg("--debug");
-    }
-    let status = cmd
-        .status()
-        .await
-        .context("run the cache builder process")?;
-    if !status.success() {
-        bail!(
-            "building the cache for {} failed ({status}); the error is printed above",
-            catalog.display()
-        );
-    }
-    Ok(())
+    .build()
+    .with_context(|| {
+        format!(
+            "building the catalog image for {}",
+            args.catalog_dir.display()
+        )
+    })?;
+    args.output.deliver(&image, &dest, &opts).await
 }

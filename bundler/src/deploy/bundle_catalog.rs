@@ -553,6 +553,24 @@ pub struct CatalogBuild {
     pub registry: RegistryOptions,
 }
 
+impl CatalogBuild {
+    /// What `olm catalog build` uses on this machine: the host's CA bundle when it has one,
+    /// SOURCE_DATE_EPOCH, no extra labels.
+    pub fn on_this_host(
+        olm_binary: PathBuf,
+        registry: RegistryOptions,
+    ) -> Result<Self, crate::reproducible::EpochError> {
+        let host_ca = PathBuf::from(crate::image::rootfs::HOST_CA_BUNDLE);
+        Ok(CatalogBuild {
+            olm_binary,
+            ca_bundle: host_ca.is_file().then_some(host_ca),
+            created: crate::reproducible::source_date_epoch()?,
+            labels: BTreeMap::new(),
+            registry,
+        })
+    }
+}
+
 /// A catalog image that was pushed.
 #[derive(Debug, Clone)]
 pub struct Published {
@@ -646,6 +664,8 @@ pub async fn publish(
         labels: build.labels.clone(),
         ca_bundle: build.ca_bundle.clone(),
         created: build.created,
+        http_port: None,
+        catalog_name: None,
     }
     .build()
     .map_err(BundleCatalogError::Build)?;

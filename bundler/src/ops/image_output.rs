@@ -110,3 +110,72 @@ mod tests {
         );
     }
 }
+
+/// What `olm image build` makes an operator image of, in the command line's words.
+#[derive(Debug, Clone, Default)]
+pub struct OperatorImageRequest {
+    pub binary: PathBuf,
+    /// Where the binary goes in the image (absolute); default `/usr/local/bin/<name>`.
+    pub install_path: Option<String>,
+    pub library_path: Vec<String>,
+    pub args: Vec<String>,
+    /// `KEY=VALUE` environment entries.
+    pub env: Vec<String>,
+    /// `KEY=VALUE` labels.
+    pub labels: Vec<String>,
+    pub source: Option<String>,
+    pub revision: Option<String>,
+    pub version: Option<String>,
+    pub licenses: Option<String>,
+    pub ca_certs: Option<PathBuf>,
+    pub no_ca_certs: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorImageError {
+    /// A flag's value cannot be used (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    #[error("building the image for {binary}")]
+    Build {
+        binary: PathBuf,
+        #[source]
+        source: rootfs::BuildError,
+    },
+}
+
+/// Builds the operator image `req` describes.
+pub fn operator_image(req: &OperatorImageRequest) -> Result<Image, OperatorImageError> {
+    use crate::image::operator::{OperatorImage, labels};
+    let usage = OperatorImageError::Usage;
+    let build = |source| OperatorImageError::Build {
+        binary: req.binary.clone(),
+        source,
+    };
+    let mut spec = OperatorImage::for_binary(req.binary.clone()).map_err(build)?;
+    if let Some(p) = &req.install_path {
+        if !p.starts_with('/') {
+            return Err(usage(format!("--install-path {p:?}: must be absolute")));
+        }
+        spec.binary.install_path = p.clone();
+    }
+    if let Some(e) = req.env.iter().find(|e| !e.contains('=')) {
+        return Err(usage(format!("--env {e:?}: expected KEY=VALUE")));
+    }
+    spec.binary.library_path = req.library_path.clone();
+    spec.args = req.args.clone();
+    spec.env = req.env.clone();
+    spec.ca_bundle = ca_bundle(req.ca_certs.as_deref(), req.no_ca_certs);
+    spec.labels = parse_labels(&req.labels).map_err(usage)?;
+    for (key, value) in [
+        (labels::SOURCE, &req.source),
+        (labels::REVISION, &req.revision),
+        (labels::VERSION, &req.version),
+        (labels::LICENSES, &req.licenses),
+    ] {
+        if let Some(v) = value {
+            spec.labels.insert(key.to_string(), v.clone());
+        }
+    }
+    spec.build().map_err(build)
+}

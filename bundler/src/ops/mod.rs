@@ -4,7 +4,13 @@
 
 pub mod bundle_generate;
 pub mod bundle_source;
+pub mod bundle_validate;
+pub mod catalog_render;
 pub mod catalog_source;
+pub mod catalog_validate;
 pub mod image_output;
 pub mod install;
+pub mod progress;
 pub mod release;
+pub mod serve;
+pub mod upgrade_check;

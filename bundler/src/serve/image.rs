@@ -30,6 +30,10 @@ pub struct CatalogImage {
     /// The CA bundle to copy in; `None` for none.
     pub ca_bundle: Option<PathBuf>,
     pub created: u64,
+    /// Also serve catalogd's HTTP API on this port (`--http-port` in the entrypoint), under
+    /// `catalog_name` (default: `configs`, the catalog directory's name in the image).
+    pub http_port: Option<u16>,
+    pub catalog_name: Option<String>,
 }
 
 fn has_catalog_files(dir: &Path) -> bool {
@@ -93,28 +97,33 @@ impl CatalogImage {
         let mut cache = LayerBuilder::new(self.created);
         cache.tree(&cache_dir, CACHE_DIR, Owner::Root)?;
         let cache = cache.finish()?;
-        Ok(
-            rootfs::app_image(layers, base, self.created, "olm catalog build")
-                .layer(configs, "olm catalog build: file-based catalog at /configs")
-                .layer(
-                    cache,
-                    "olm catalog serve --cache-only: serve cache at /tmp/cache",
-                )
-                .entrypoint(
-                    [
-                        "/bin/olm",
-                        "catalog",
-                        "serve",
-                        CONFIGS_DIR,
-                        &format!("--cache-dir={CACHE_DIR}"),
-                    ]
-                    .map(String::from)
-                    .to_vec(),
-                )
-                .expose(GRPC_PORT)
-                .labels(self.labels.clone())
-                .label(CONFIGS_LABEL, CONFIGS_DIR)
-                .build(),
-        )
+        let mut entrypoint: Vec<String> = [
+            "/bin/olm",
+            "catalog",
+            "serve",
+            CONFIGS_DIR,
+            &format!("--cache-dir={CACHE_DIR}"),
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut image = rootfs::app_image(layers, base, self.created, "olm catalog build");
+        if let Some(port) = self.http_port {
+            entrypoint.push(format!("--http-port={port}"));
+            if let Some(name) = &self.catalog_name {
+                entrypoint.push(format!("--catalog-name={name}"));
+            }
+            image = image.expose(format!("{port}/tcp"));
+        }
+        Ok(image
+            .layer(configs, "olm catalog build: file-based catalog at /configs")
+            .layer(
+                cache,
+                "olm catalog serve --cache-only: serve cache at /tmp/cache",
+            )
+            .entrypoint(entrypoint)
+            .expose(GRPC_PORT)
+            .labels(self.labels.clone())
+            .label(CONFIGS_LABEL, CONFIGS_DIR)
+            .build())
     }
 }

@@ -281,6 +281,40 @@ impl Report {
     pub fn passed(&self) -> bool {
         !self.findings.iter().any(|f| f.level == Level::Error)
     }
+
+    /// Findings, one per line with an indented hint, then a verdict line; every line starts
+    /// with `indent`.
+    pub fn to_text(&self, indent: &str) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        for f in &self.findings {
+            let _ = writeln!(s, "{indent}{f}");
+            let _ = writeln!(s, "{indent}    hint: {}", f.hint);
+        }
+        let _ = write!(
+            s,
+            "{indent}{} -> {}: {} CRD(s) compared",
+            self.old,
+            self.new,
+            self.compared.len()
+        );
+        if !self.added.is_empty() {
+            let _ = write!(s, ", {} added", self.added.len());
+        }
+        if self.passed() {
+            let _ = writeln!(s, ": no breaking CRD changes");
+        } else {
+            let _ = writeln!(s, ": FAILED: {} breaking change(s)", self.findings.len());
+        }
+        s
+    }
+
+    /// The JSON report: the findings and CRD lists with `passed`.
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        v["passed"] = self.passed().into();
+        v
+    }
 }
 
 /// Compares every CRD of `old` with the same CRD in `new`.

@@ -118,6 +118,16 @@ impl Finding {
     }
 }
 
+impl Finding {
+    /// The finding's line, and its hint on an indented line below when it has one.
+    pub fn with_hint(&self) -> String {
+        match &self.hint {
+            Some(h) => format!("{self}\n    hint: {h}"),
+            None => self.to_string(),
+        }
+    }
+}
+
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} [{}]", self.level, self.validator)?;
@@ -243,6 +253,47 @@ impl Report {
             "passed": self.passed(strict),
             "outputs": self.findings,
         })
+    }
+
+    /// The text report: findings grouped by validator (the core ones first, in the order
+    /// they run), errors before warnings in each group, then a verdict line naming `bundle`.
+    pub fn to_text(&self, bundle: &Path, strict: bool) -> String {
+        use std::fmt::Write as _;
+        let validators: BTreeSet<&str> = self.findings.iter().map(|f| f.validator).collect();
+        let order = ["load", "format", "objects", "csv", "crd", "bundle", "size"];
+        let mut names: Vec<&str> = order
+            .iter()
+            .copied()
+            .filter(|v| validators.contains(v))
+            .collect();
+        names.extend(validators.iter().copied().filter(|v| !order.contains(v)));
+        let mut s = String::new();
+        for v in names {
+            let _ = writeln!(s, "{v}:");
+            for level in [Level::Error, Level::Warning] {
+                for f in self
+                    .findings
+                    .iter()
+                    .filter(|f| f.validator == v && f.level == level)
+                {
+                    let _ = writeln!(s, "  {}", f.with_hint().replace('\n', "\n  "));
+                }
+            }
+        }
+        let (errors, warnings) = (self.errors().count(), self.warnings().count());
+        let path = bundle.display();
+        let _ = match (self.passed(strict), errors) {
+            (true, _) => writeln!(
+                s,
+                "{path}: all validation tests have completed successfully ({warnings} warning(s))"
+            ),
+            (false, 0) => writeln!(s, "{path}: FAILED: {warnings} warning(s) with --strict"),
+            (false, _) => writeln!(
+                s,
+                "{path}: FAILED: {errors} error(s), {warnings} warning(s)"
+            ),
+        };
+        s
     }
 }
 

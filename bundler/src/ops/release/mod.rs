@@ -74,6 +74,62 @@ pub struct StepRow {
     pub millis: u128,
 }
 
+impl StepRow {
+    /// The summary table: step, result, time and detail, one row per step.
+    pub fn table(rows: &[StepRow]) -> String {
+        use std::fmt::Write as _;
+        let width = rows.iter().map(|r| r.step.len()).max().unwrap_or(4);
+        let mut s = format!(
+            "{:<3} {:<width$}  {:<6} {:>8}  detail\n",
+            "#", "step", "result", "time"
+        );
+        for (i, r) in rows.iter().enumerate() {
+            let result = if r.ok { "ok" } else { "FAILED" };
+            let (n, step, ms, detail) = (i + 1, r.step, r.millis, &r.detail);
+            let _ = writeln!(s, "{n:<3} {step:<width$}  {result:<6} {ms:>6}ms  {detail}");
+        }
+        s
+    }
+}
+
+impl Released {
+    /// What was written, in one line.
+    pub fn files_line(&self) -> String {
+        let roots: Vec<String> = self.roots.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "files: {} written, {} removed, {} unchanged ({})",
+            self.written,
+            self.removed,
+            self.unchanged,
+            roots.join(", ")
+        )
+    }
+
+    /// The images made: kind, size and pinned reference, then where each was stored.
+    pub fn images_table(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = format!("{:<9} {:>10}  reference\n", "image", "size");
+        for m in &self.images {
+            let _ = writeln!(s, "{:<9} {:>10}  {}", m.what, human(m.size), m.pinned);
+            let _ = writeln!(s, "{:<9} {:>10}  {}", "", "", m.stored);
+        }
+        s
+    }
+
+    /// The upgrade graph's picture path and one line per channel.
+    pub fn graph_summary(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = format!("upgrade graph of {}:\n", self.package);
+        if let Some(path) = &self.graph_svg {
+            let _ = writeln!(s, "  picture: {}", path.display());
+        }
+        for c in &self.channels {
+            let _ = writeln!(s, "  {c}");
+        }
+        s
+    }
+}
+
 /// A release that went through.
 #[derive(Debug)]
 pub struct Released {

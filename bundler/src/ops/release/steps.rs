@@ -378,6 +378,8 @@ pub(super) async fn catalog_image(plan: &Plan) -> Step<CatalogOutcome> {
         labels: BTreeMap::new(),
         ca_bundle: ca_bundle(),
         created: plan.epoch,
+        http_port: None,
+        catalog_name: None,
     }
     .build()
     .context("building the catalog image")?;

@@ -1,13 +1,18 @@
 //! Progress on stderr for whatever can take over a second: cluster waits, pulls and pushes,
-//! large catalogs. Drawn only on a terminal and never with `--quiet`; results go to stdout and
-//! errors to stderr either way.
+//! release steps. Drawn only on a terminal and never with `--quiet`; results go to stdout and
+//! errors to stderr either way. (The library's terminal, as cargo keeps its `Shell`: the
+//! operations themselves report through traits and never draw.)
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use std::path::Path;
+
 use indicatif::{ProgressBar, ProgressStyle};
-use olm_bundler::deploy::flow::Progress;
+
+use crate::deploy::flow::Progress;
+use crate::ops::release::Reporter;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 
@@ -113,5 +118,64 @@ impl Progress for CliProgress {
             None if self.quiet => {}
             None => eprintln!("    {summary}"),
         }
+    }
+}
+
+/// A release's progress on stderr: one line per step, and a spinner with the step's time on
+/// a terminal; nothing but warnings with `--quiet`.
+pub struct StepLines {
+    quiet: bool,
+    spinner: Option<Spinner>,
+}
+
+impl StepLines {
+    pub fn new() -> Self {
+        Self {
+            quiet: quiet(),
+            spinner: None,
+        }
+    }
+}
+
+impl Default for StepLines {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Reporter for StepLines {
+    fn begin(&mut self, package: &str, version: &str, config: &Path, destination: &str) {
+        if !self.quiet {
+            let config = config.display();
+            eprintln!("releasing {package} {version} ({config}) -> {destination}");
+        }
+    }
+    fn step(&mut self, n: usize, total: usize, name: &str) {
+        if !self.quiet {
+            eprintln!("[{n}/{total}] {name} ...");
+            self.spinner = Some(Spinner::start(name));
+        }
+    }
+    fn done(&mut self, detail: &str) {
+        self.spinner = None;
+        if !self.quiet {
+            eprintln!("      ok: {detail}");
+        }
+    }
+    fn warning(&mut self, text: &str) {
+        self.spinner = None;
+        eprintln!("      warning: {text}");
+    }
+    fn file(&mut self, path: &Path, removed: bool) {
+        if !self.quiet {
+            let verb = if removed { "removed" } else { "wrote" };
+            eprintln!("{verb} {}", path.display());
+        }
+    }
+}
+
+impl Default for CliProgress {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -1,0 +1,132 @@
+//! `olm catalog render`: bundle directories, catalog directories and files, bundle and catalog
+//! images, rendered to one declarative config as `opm render` does.
+
+use std::path::Path;
+
+use thiserror::Error;
+
+use crate::catalog::declcfg::DeclarativeConfig;
+use crate::catalog::render::{self, Form, MigrateLevel, RenderError};
+use crate::image::registry::RegistryOptions;
+use crate::image::transfer::{self, TransferError};
+use crate::ops::catalog_source;
+use crate::serve::image::CONFIGS_LABEL;
+
+#[derive(Debug, Error)]
+pub enum CatalogRenderError {
+    /// The arguments do not fit together (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error("cannot create a temporary directory: {0}")]
+    TempDir(std::io::Error),
+    #[error("cannot pull {reference}")]
+    Pull {
+        reference: String,
+        #[source]
+        source: TransferError,
+    },
+    #[error("{reference}: rendering its catalog at {configs}")]
+    CatalogImage {
+        reference: String,
+        configs: String,
+        #[source]
+        source: RenderError,
+    },
+    #[error(
+        "{0}: neither a catalog image (no {CONFIGS_LABEL} label) nor a bundle image (no manifests/ and metadata/)"
+    )]
+    NotAnOlmImage(String),
+}
+
+/// What to render and how.
+#[derive(Debug, Clone)]
+pub struct RenderRequest {
+    /// Bundle or catalog directories and files, and image references, rendered in order.
+    pub refs: Vec<String>,
+    /// The image to record for a single bundle directory (opm's `--image-ref-template`).
+    pub image: Option<String>,
+    /// Embed every manifest as `olm.bundle.object`, even for a bundle that has an image.
+    pub bundle_objects: bool,
+    pub migrate: MigrateLevel,
+    pub registry: RegistryOptions,
+}
+
+impl RenderRequest {
+    /// The form of a bundle rendered with image reference `image`.
+    fn bundle_form(&self, image: &str) -> Form {
+        if self.bundle_objects {
+            Form::BundleObjects
+        } else {
+            render::opm_form(image)
+        }
+    }
+}
+
+fn is_bundle_dir(p: &Path) -> bool {
+    p.join("manifests").is_dir() && p.join("metadata").is_dir()
+}
+
+/// Renders every reference of `req` into one config, migrated as asked.
+pub async fn render(req: &RenderRequest) -> Result<DeclarativeConfig, CatalogRenderError> {
+    if req.image.is_some() && req.refs.len() != 1 {
+        let msg = "--image applies to a single bundle directory";
+        return Err(CatalogRenderError::Usage(msg.into()));
+    }
+    let mut cfg = DeclarativeConfig::default();
+    for r in &req.refs {
+        let p = Path::new(r);
+        if let Some(image) = &req.image {
+            if !is_bundle_dir(p) {
+                let msg = format!("{r}: --image applies to a bundle directory");
+                return Err(CatalogRenderError::Usage(msg));
+            }
+            let form = req.bundle_form(image);
+            cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
+        } else if catalog_source::is_image_ref(r) {
+            cfg.merge(render_image(r, req.bundle_form(r), &req.registry).await?);
+        } else if req.bundle_objects && is_bundle_dir(p) {
+            cfg.bundles
+                .push(render::render_bundle_dir(p, "", Form::BundleObjects)?);
+        } else {
+            cfg.merge(render::render_ref(r)?);
+        }
+    }
+    render::migrate(&mut cfg, req.migrate);
+    Ok(cfg)
+}
+
+/// Pulls a bundle or catalog image and renders it: a catalog image's FBC lives where its
+/// configs label points; a bundle image is rendered with its reference recorded as the
+/// bundle's `image`, as opm does.
+async fn render_image(
+    reference: &str,
+    form: Form,
+    registry: &RegistryOptions,
+) -> Result<DeclarativeConfig, CatalogRenderError> {
+    let dir = tempfile::tempdir().map_err(CatalogRenderError::TempDir)?;
+    let pulled = transfer::pull_to_dir(reference, dir.path(), registry)
+        .await
+        .map_err(|source| CatalogRenderError::Pull {
+            reference: reference.to_string(),
+            source,
+        })?;
+    if let Some(configs) = pulled.config.config.labels.get(CONFIGS_LABEL) {
+        let root = pulled.rootfs.join(configs.trim_start_matches('/'));
+        return render::render_ref(&root.to_string_lossy()).map_err(|source| {
+            CatalogRenderError::CatalogImage {
+                reference: reference.to_string(),
+                configs: configs.clone(),
+                source,
+            }
+        });
+    }
+    if is_bundle_dir(&pulled.rootfs) {
+        let mut cfg = DeclarativeConfig::default();
+        cfg.bundles
+            .push(render::render_bundle_dir(&pulled.rootfs, reference, form)?);
+        return Ok(cfg);
+    }
+    Err(CatalogRenderError::NotAnOlmImage(reference.to_string()))
+}

@@ -1,0 +1,418 @@
+//! `olm catalog serve`: start-up as opm serve does it (a catalog directory or image, the
+//! cache built when missing or stale, or checked when integrity is enforced), then the gRPC
+//! registry API and optionally catalogd's HTTP API until shutdown.
+//!
+//! [`start`] does everything up to listening and returns a [`Server`] with its bound
+//! addresses, so tests drive start-up as a library call on port 0 and stop it with their own
+//! shutdown signal.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use thiserror::Error;
+use tokio::net::TcpListener;
+
+use crate::image::registry::RegistryOptions;
+use crate::ops::catalog_source::{self, CatalogSourceError, PulledCatalog};
+use crate::serve::cache::{self, CacheError, Durability, Integrity, LoadStats};
+use crate::serve::catalogd::{self, CatalogContent, CatalogdError, TlsError};
+use crate::serve::server::{self, ServeError};
+use crate::serve::store::Store;
+
+/// catalogd's HTTP API beside the gRPC one.
+#[derive(Debug, Clone)]
+pub struct HttpApi {
+    pub addr: SocketAddr,
+    /// The catalog's name in the paths; default: [`default_catalog_name`].
+    pub catalog_name: Option<String>,
+    /// PEM certificate chain and key: serve over TLS, as catalogd does.
+    pub tls: Option<(PathBuf, PathBuf)>,
+}
+
+/// Where the cache is built when it has to be.
+#[derive(Debug, Clone)]
+pub enum CacheBuilder {
+    /// In a child process (`<exe> catalog serve <catalog> --cache-dir D --cache-only`), so the
+    /// parser's peak memory never lands in the long-running server.
+    ChildProcess { exe: PathBuf, debug: bool },
+    /// In this process (tests, and callers that do not keep running).
+    InProcess,
+}
+
+/// What to serve and how, as opm serve's flags say it.
+#[derive(Debug, Clone)]
+pub struct ServeRequest {
+    /// A catalog directory or file, or a catalog image pulled at start-up.
+    pub catalog: PathBuf,
+    pub grpc_addr: SocketAddr,
+    pub cache_dir: Option<PathBuf>,
+    /// Build the cache in `cache_dir` and stop.
+    pub cache_only: bool,
+    /// With `cache_only`: a server's temporary cache, not flushed to disk.
+    pub cache_scratch: bool,
+    /// Fail rather than rebuild a cache that does not match; default: when `cache_dir` is
+    /// set without `cache_only`.
+    pub cache_enforce_integrity: Option<bool>,
+    pub http: Option<HttpApi>,
+    pub registry: RegistryOptions,
+    pub cache_builder: CacheBuilder,
+}
+
+#[derive(Debug, Error)]
+pub enum ServeStartError {
+    /// The flags do not fit together, or name nothing to serve (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Pull(#[from] CatalogSourceError),
+    #[error("build cache for {catalog}")]
+    BuildCache {
+        catalog: PathBuf,
+        #[source]
+        source: CacheError,
+    },
+    #[error("check cache {dir}")]
+    CheckCache {
+        dir: PathBuf,
+        #[source]
+        source: CacheError,
+    },
+    #[error("load catalog {catalog}")]
+    Load {
+        catalog: PathBuf,
+        #[source]
+        source: CacheError,
+    },
+    #[error("building the cache for {catalog} failed ({status}); the error is printed above")]
+    Child { catalog: PathBuf, status: String },
+    #[error("run the cache builder process: {0}")]
+    Spawn(std::io::Error),
+    #[error("prepare catalogd's API for {catalog}")]
+    Catalogd {
+        catalog: PathBuf,
+        #[source]
+        source: CatalogdError,
+    },
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error("listen on {addr} (--http-port): {source}")]
+    HttpBind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    #[error("start-up task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// What [`start`] made.
+pub enum Started {
+    /// `cache_only`: the cache is built.
+    CacheBuilt { dir: PathBuf, stats: LoadStats },
+    /// Listening; [`Server::run`] serves.
+    Listening(Box<Server>),
+}
+
+/// A catalog server, bound and ready to serve.
+pub struct Server {
+    pub grpc_addr: SocketAddr,
+    pub http_addr: Option<SocketAddr>,
+    pub stats: LoadStats,
+    /// The cache was built (or rebuilt) by this start-up.
+    pub cache_rebuilt: bool,
+    pub entries: usize,
+    pub catalog: PathBuf,
+    store: Arc<Store>,
+    grpc: TcpListener,
+    http: Option<(TcpListener, axum::Router, Option<rustls::ServerConfig>)>,
+    _pulled: Option<PulledCatalog>,
+    _temp: Option<TempCache>,
+}
+
+/// A temporary cache directory removed when the server stops.
+struct TempCache(PathBuf);
+
+impl Drop for TempCache {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The catalog's name in catalogd's paths when none is given: the directory's name, or for
+/// an image the repository's last component.
+pub fn default_catalog_name(catalog: &Path) -> String {
+    let text = catalog.to_string_lossy();
+    let last = text
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let last = last.split(['@', ':']).next().unwrap_or_default();
+    if last.is_empty() {
+        "catalog".into()
+    } else {
+        last.to_lowercase()
+    }
+}
+
+/// Pulls, builds or checks the cache, loads the index and binds the ports.
+pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
+    let started = Instant::now();
+    let enforce = match req.cache_enforce_integrity {
+        Some(true) if req.cache_dir.is_none() => {
+            let msg = "--cache-dir must be specified with --cache-enforce-integrity";
+            return Err(ServeStartError::Usage(msg.into()));
+        }
+        Some(v) => v,
+        None => req.cache_dir.is_some() && !req.cache_only,
+    };
+    let catalog_name = req.http.as_ref().map(|h| {
+        h.catalog_name
+            .clone()
+            .unwrap_or_else(|| default_catalog_name(&req.catalog))
+    });
+    // A catalog image is pulled and unpacked for the life of the server; its pre-built cache
+    // is used when no cache directory is given (rebuilt in place if it does not match).
+    let pulled = if req.catalog.exists() {
+        None
+    } else {
+        let reference = req.catalog.to_string_lossy().into_owned();
+        let is_path = reference.starts_with(['/', '.', '~']);
+        if is_path || !catalog_source::is_image_ref(&reference) {
+            let msg =
+                format!("{reference}: no such catalog directory or file (nor an image reference)");
+            return Err(ServeStartError::Usage(msg));
+        }
+        let pulled = catalog_source::pull_catalog(&reference, &req.registry).await?;
+        tracing::info!(image = %reference, configs = %pulled.configs.display(), "pulled catalog image");
+        req.catalog = pulled.configs.clone();
+        if req.cache_dir.is_none() {
+            req.cache_dir = pulled.cache.clone();
+        }
+        Some(pulled)
+    };
+
+    if req.cache_only {
+        let Some(dir) = req.cache_dir.clone() else {
+            return Err(ServeStartError::Usage(
+                "--cache-only requires --cache-dir".into(),
+            ));
+        };
+        let durability = if req.cache_scratch {
+            Durability::Scratch
+        } else {
+            Durability::Durable
+        };
+        let (catalog, d) = (req.catalog.clone(), dir.clone());
+        let stats =
+            tokio::task::spawn_blocking(move || cache::build_cache_with(&catalog, &d, durability))
+                .await?
+                .map_err(|source| ServeStartError::BuildCache {
+                    catalog: req.catalog.clone(),
+                    source,
+                })?;
+        return Ok(Started::CacheBuilt { dir, stats });
+    }
+
+    let (cache_dir, temp) = match &req.cache_dir {
+        Some(d) => (d.clone(), None),
+        None => {
+            let d = std::env::temp_dir().join(format!(
+                "olm-serve-cache-{}-{}",
+                std::process::id(),
+                started.elapsed().as_nanos()
+            ));
+            let _ = std::fs::remove_dir_all(&d);
+            (d.clone(), Some(TempCache(d)))
+        }
+    };
+    let integrity = if enforce {
+        Integrity::Enforce
+    } else {
+        Integrity::Rebuild
+    };
+    // With integrity enforced there is nothing to build: `open` checks and fails instead.
+    let mut built = false;
+    if integrity == Integrity::Rebuild {
+        // A temporary cache dir is new and empty: nothing to check.
+        let fresh = temp.is_none() && {
+            let (catalog, dir) = (req.catalog.clone(), cache_dir.clone());
+            tokio::task::spawn_blocking(move || cache::is_fresh(&catalog, &dir))
+                .await?
+                .map_err(|source| ServeStartError::CheckCache {
+                    dir: cache_dir.clone(),
+                    source,
+                })?
+        };
+        if !fresh {
+            tracing::info!(cache_dir = %cache_dir.display(), "building cache");
+            build_cache(&req, &cache_dir, temp.is_some()).await?;
+            built = true;
+        }
+    }
+    let (catalog, dir) = (req.catalog.clone(), cache_dir.clone());
+    let (store, stats) = tokio::task::spawn_blocking(move || {
+        if built {
+            cache::open_just_built(&dir)
+        } else {
+            cache::open(&catalog, &dir, integrity)
+        }
+    })
+    .await?
+    .map_err(|source| ServeStartError::Load {
+        catalog: req.catalog.clone(),
+        source,
+    })?;
+    let entries = store.entry_count();
+
+    let grpc = server::bind(req.grpc_addr).await?;
+    let grpc_addr = grpc.local_addr().unwrap_or(req.grpc_addr);
+    tracing::info!(
+        configs = %req.catalog.display(),
+        addr = %grpc_addr,
+        packages = stats.packages,
+        bundles = entries,
+        cache_rebuilt = built || stats.rebuilt,
+        startup_ms = started.elapsed().as_millis() as u64,
+        "serving registry"
+    );
+    let mut http = None;
+    let mut http_addr = None;
+    if let (Some(api), Some(name)) = (&req.http, catalog_name) {
+        let (root, n) = (req.catalog.clone(), name.clone());
+        let content = tokio::task::spawn_blocking(move || CatalogContent::read(&root, &n))
+            .await?
+            .map_err(|source| ServeStartError::Catalogd {
+                catalog: req.catalog.clone(),
+                source,
+            })?;
+        let tls = match &api.tls {
+            Some((cert, key)) => Some(catalogd::tls_config(cert, key)?),
+            None => None,
+        };
+        let listener =
+            TcpListener::bind(api.addr)
+                .await
+                .map_err(|source| ServeStartError::HttpBind {
+                    addr: api.addr,
+                    source,
+                })?;
+        let addr = listener.local_addr().unwrap_or(api.addr);
+        tracing::info!(
+            addr = %addr,
+            catalog = %name,
+            bytes = content.len(),
+            "serving catalogd's HTTP API at /catalogs/{name}/api/v1/all"
+        );
+        http_addr = Some(addr);
+        http = Some((listener, catalogd::router(Arc::new(content)), tls));
+    }
+    Ok(Started::Listening(Box::new(Server {
+        grpc_addr,
+        http_addr,
+        cache_rebuilt: built || stats.rebuilt,
+        stats,
+        entries,
+        catalog: req.catalog,
+        store: Arc::new(store),
+        grpc,
+        http,
+        _pulled: pulled,
+        _temp: temp,
+    })))
+}
+
+impl Server {
+    /// Serves until `shutdown` resolves, then drains in-flight calls (the HTTP API stops with
+    /// the gRPC server).
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let stopped = move |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|s| *s).await;
+        };
+        if let Some((listener, router, tls)) = self.http {
+            let stop = stopped(stop_rx.clone());
+            match tls {
+                Some(config) => {
+                    tokio::spawn(catalogd::serve_tls(listener, router, config, stop));
+                }
+                None => {
+                    tokio::spawn(async move {
+                        let served = axum::serve(listener, router)
+                            .with_graceful_shutdown(stop)
+                            .await;
+                        if let Err(e) = served {
+                            tracing::error!(error = %e, "catalogd HTTP API stopped");
+                        }
+                    });
+                }
+            }
+        }
+        let signal = async move {
+            shutdown.await;
+            let _ = stop_tx.send(true);
+        };
+        server::serve(self.store, self.grpc, signal).await?;
+        drop(self._temp);
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+/// Builds the cache for `req.catalog` in `cache_dir` where `req.cache_builder` says.
+async fn build_cache(
+    req: &ServeRequest,
+    cache_dir: &Path,
+    scratch: bool,
+) -> Result<(), ServeStartError> {
+    let catalog = req.catalog.clone();
+    match &req.cache_builder {
+        CacheBuilder::InProcess => {
+            let dir = cache_dir.to_path_buf();
+            let durability = if scratch {
+                Durability::Scratch
+            } else {
+                Durability::Durable
+            };
+            tokio::task::spawn_blocking(move || {
+                cache::build_cache_with(&catalog, &dir, durability)
+            })
+            .await?
+            .map_err(|source| ServeStartError::BuildCache {
+                catalog: req.catalog.clone(),
+                source,
+            })?;
+            Ok(())
+        }
+        CacheBuilder::ChildProcess { exe, debug } => {
+            let mut cmd = tokio::process::Command::new(exe);
+            cmd.arg("catalog")
+                .arg("serve")
+                .arg(&catalog)
+                .arg("--cache-dir")
+                .arg(cache_dir)
+                .arg("--cache-only")
+                // The parent owns the termination log.
+                .arg("-t")
+                .arg("/dev/null");
+            if scratch {
+                cmd.arg("--cache-scratch");
+            }
+            if *debug {
+                cmd.arg("--debug");
+            }
+            let status = cmd.status().await.map_err(ServeStartError::Spawn)?;
+            if !status.success() {
+                return Err(ServeStartError::Child {
+                    catalog,
+                    status: status.to_string(),
+                });
+            }
+            Ok(())
+        }
+    }
+}
