@@ -19,9 +19,9 @@ use criterion::Criterion;
 use futures::StreamExt;
 #[path = "../tests/support/synth.rs"]
 mod synth;
-use olm_bundler::serve::cache::{self, Integrity};
+use olm_bundler::serve::index::cache::{self, Integrity};
 use olm_bundler::serve::proto::api::{self, registry_client::RegistryClient};
-use olm_bundler::serve::server;
+use olm_bundler::serve::runtime::server;
 use tonic::transport::{Channel, Endpoint};
 
 const OLM: &str = env!("CARGO_BIN_EXE_olm");
@@ -136,7 +136,7 @@ fn criterion_part(c: &mut Criterion, sets: &[(String, PathBuf)], rt: &tokio::run
 
 type Key = (String, String, String);
 
-fn keys_of(store: &olm_bundler::serve::store::Store) -> Vec<Key> {
+fn keys_of(store: &olm_bundler::serve::runtime::store::Store) -> Vec<Key> {
     store
         .entries()
         .map(|e| {
@@ -150,7 +150,7 @@ fn keys_of(store: &olm_bundler::serve::store::Store) -> Vec<Key> {
 }
 
 async fn start_in_process(
-    store: Arc<olm_bundler::serve::store::Store>,
+    store: Arc<olm_bundler::serve::runtime::store::Store>,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let listener = server::bind("127.0.0.1:0".parse().expect("addr"))
         .await

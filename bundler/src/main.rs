@@ -7,7 +7,7 @@ use clap::Parser;
 mod cli;
 
 fn main() -> ExitCode {
-    if let Some(code) = olm_bundler::serve::probe::main_if_invoked_as_probe() {
+    if let Some(code) = olm_bundler::serve::runtime::probe::main_if_invoked_as_probe() {
         return code;
     }
     let args = cli::Cli::parse();

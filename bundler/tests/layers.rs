@@ -240,3 +240,40 @@ fn cli_files_import_no_other_command_file_and_stay_thin() {
     assert!(total < 2500, "cli/ is {total} lines (under 2,500)");
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// The catalog server's runtime (`serve/runtime/`) reads only the index, the payload file and
+/// the protocol types: no YAML, no catalog loader or model, nothing of the index build. Its
+/// one use of the catalog layer is the JSON shape of an `olm.csv.metadata` value
+/// (`catalog::property::CsvMetadata`), which stub CSVs are made of per request.
+#[test]
+fn the_serve_runtime_reads_no_catalog_after_start_up() {
+    let root = src().join("serve/runtime");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(!files.is_empty());
+    let allowed = [
+        "crate::serve::proto",
+        "crate::serve::runtime",
+        "crate::grammar",
+    ];
+    let mut broken = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let text = text.replace("crate::catalog::property::CsvMetadata", "");
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("crate::") {
+            let path: String = rest[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            if !allowed.iter().any(|a| path.starts_with(a)) {
+                broken.push(format!("{}: {path}", f.display()));
+            }
+            rest = &rest[i + "crate::".len()..];
+        }
+        if text.contains("serde_saphyr") || text.contains("super::super::index") {
+            broken.push(format!("{}: reads YAML or the index build", f.display()));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}

@@ -14,10 +14,11 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use olm_bundler::catalog::model::Model;
-use olm_bundler::serve::cache::{self, CacheError, Integrity};
+use olm_bundler::serve::index::build;
+use olm_bundler::serve::index::cache::{self, CacheError, Integrity};
 use olm_bundler::serve::proto::api::{self, registry_client::RegistryClient};
-use olm_bundler::serve::server;
-use olm_bundler::serve::store::Store;
+use olm_bundler::serve::runtime::server;
+use olm_bundler::serve::runtime::store::Store;
 use tokio::sync::oneshot;
 use tonic::transport::Channel;
 
@@ -435,7 +436,7 @@ fn status_of<T: std::fmt::Debug>(r: Result<tonic::Response<T>, tonic::Status>) -
 #[tokio::test]
 async fn errors_use_opm_codes_and_messages() {
     let (model, _) = Model::load(&fixture()).unwrap();
-    let srv = start(Store::from_model(&model, &[])).await;
+    let srv = start(build::in_memory(&model, &[])).await;
     let mut c = srv.client().await;
 
     let s = status_of(
@@ -541,7 +542,7 @@ async fn errors_use_opm_codes_and_messages() {
 #[tokio::test]
 async fn fixture_bundle_fields_are_filled_like_opm() {
     let (model, _) = Model::load(&fixture()).unwrap();
-    let srv = start(Store::from_model(&model, &[])).await;
+    let srv = start(build::in_memory(&model, &[])).await;
     let mut c = srv.client().await;
     let pkg = c
         .get_package(api::GetPackageRequest {
@@ -646,7 +647,7 @@ async fn fixture_bundle_fields_are_filled_like_opm() {
     // Custom schemas through the experimental API.
     use olm_bundler::serve::proto::api::experimental_registry_client::ExperimentalRegistryClient;
     let cfg = olm_bundler::catalog::load::load_dir(&fixture()).unwrap();
-    let srv2 = start(Store::from_model(&model, &cfg.others)).await;
+    let srv2 = start(build::in_memory(&model, &cfg.others)).await;
     let mut x = ExperimentalRegistryClient::connect(format!("http://{}", srv2.addr))
         .await
         .unwrap();
@@ -673,7 +674,7 @@ async fn health_and_reflection_answer() {
     use tonic_health::pb::HealthCheckRequest;
     use tonic_health::pb::health_client::HealthClient;
     let (model, _) = Model::load(&fixture()).unwrap();
-    let srv = start(Store::from_model(&model, &[])).await;
+    let srv = start(build::in_memory(&model, &[])).await;
     let mut h = HealthClient::new(channel(srv.addr).await);
     for service in ["", "Registry", "api.Registry"] {
         let r = h
@@ -717,7 +718,7 @@ async fn two_hundred_concurrent_list_bundles_streams() {
     let root = if root.exists() { root } else { fixture() };
     let (model, _) = Model::load(&root).unwrap();
     let want = model.entries().count();
-    let srv = start(Store::from_model(&model, &[])).await;
+    let srv = start(build::in_memory(&model, &[])).await;
     let addr = srv.addr;
     let mut tasks = Vec::new();
     for _ in 0..200 {
@@ -745,7 +746,7 @@ async fn a_client_leaving_mid_stream_does_not_hurt_the_server() {
     let root = if root.exists() { root } else { fixture() };
     let (model, _) = Model::load(&root).unwrap();
     let want = model.entries().count();
-    let srv = start(Store::from_model(&model, &[])).await;
+    let srv = start(build::in_memory(&model, &[])).await;
     for _ in 0..5 {
         let mut c = srv.client().await;
         let mut s = c
@@ -845,7 +846,7 @@ fn cache_integrity_is_enforced_and_rebuilt() {
 fn a_cached_store_answers_like_an_in_memory_one() {
     let root = fixture();
     let (model, _) = Model::load(&root).unwrap();
-    let mem = Store::from_model(&model, &[]);
+    let mem = build::in_memory(&model, &[]);
     let dir = tempfile::tempdir().unwrap();
     cache::build_cache(&root, dir.path()).unwrap();
     let (disk, _) = cache::open(&root, dir.path(), Integrity::Enforce).unwrap();
@@ -906,7 +907,7 @@ fn a_metadata_value_of_the_wrong_shape_serves_no_csv() {
 "#;
     let cfg = olm_bundler::catalog::load::load_bytes(Path::new("c.json"), cat.as_bytes()).unwrap();
     let (model, _) = Model::from_declcfg_owned(cfg).unwrap();
-    let store = Store::from_model(&model, &[]);
+    let store = build::in_memory(&model, &[]);
     let e = store.entries().next().unwrap();
     let b = store.api_bundle(&e, true).unwrap();
     assert_eq!(b.csv_name, "p.v1.0.0");

@@ -12,7 +12,7 @@ use olm_bundler::ops::image_output;
 use olm_bundler::ops::serve::{self as ops, CacheBuilder, HttpApi, ServeRequest, Started};
 use olm_bundler::reproducible::source_date_epoch;
 use olm_bundler::serve::image::CatalogImage;
-use olm_bundler::serve::server::shutdown_signal;
+use olm_bundler::serve::runtime::server::shutdown_signal;
 
 use super::args::{OutputArgs, RegistryArgs};
 use super::output::usage;
@@ -113,7 +113,7 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         }),
         registry: a.registry.options()?,
         cache_builder: CacheBuilder::ChildProcess {
-            exe: std::env::current_exe().context("locate the olm executable")?,
+            exe: None,
             debug: a.debug,
         },
         catalog: a.catalog,

@@ -8,8 +8,8 @@ use thiserror::Error;
 
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, TransferError};
-use crate::serve::cache::CACHE_SUBDIR;
 use crate::serve::image::{CACHE_DIR, CONFIGS_LABEL};
+use crate::serve::index::cache::CACHE_SUBDIR;
 
 #[derive(Debug, Error)]
 pub enum CatalogSourceError {

@@ -17,10 +17,11 @@ use tokio::net::TcpListener;
 
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_source::{self, CatalogSourceError, PulledCatalog};
-use crate::serve::cache::{self, CacheError, Durability, Integrity, LoadStats};
-use crate::serve::catalogd::{self, CatalogContent, CatalogdError, TlsError};
-use crate::serve::server::{self, ServeError};
-use crate::serve::store::Store;
+use crate::serve::index::cache::{self, CacheError, Durability, Integrity, LoadStats};
+use crate::serve::index::catalogd_content::{self, CatalogdError};
+use crate::serve::runtime::catalogd::{self, TlsError};
+use crate::serve::runtime::server::{self, ServeError};
+use crate::serve::runtime::store::Store;
 
 /// catalogd's HTTP API beside the gRPC one.
 #[derive(Debug, Clone)]
@@ -35,9 +36,11 @@ pub struct HttpApi {
 /// Where the cache is built when it has to be.
 #[derive(Debug, Clone)]
 pub enum CacheBuilder {
-    /// In a child process (`<exe> catalog serve <catalog> --cache-dir D --cache-only`), so the
-    /// parser's peak memory never lands in the long-running server.
-    ChildProcess { exe: PathBuf, debug: bool },
+    /// In a child process (`<exe> catalog serve <catalog> --cache-dir D --cache-only`; this
+    /// executable when `exe` is `None`, looked up only when a build is needed: a catalog pod
+    /// without /proc still starts from its pre-built cache), so the parser's peak memory never
+    /// lands in the long-running server.
+    ChildProcess { exe: Option<PathBuf>, debug: bool },
     /// In this process (tests, and callers that do not keep running).
     InProcess,
 }
@@ -284,7 +287,7 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     let mut http_addr = None;
     if let (Some(api), Some(name)) = (&req.http, catalog_name) {
         let (root, n) = (req.catalog.clone(), name.clone());
-        let content = tokio::task::spawn_blocking(move || CatalogContent::read(&root, &n))
+        let content = tokio::task::spawn_blocking(move || catalogd_content::read(&root, &n))
             .await?
             .map_err(|source| ServeStartError::Catalogd {
                 catalog: req.catalog.clone(),
@@ -389,6 +392,10 @@ async fn build_cache(
             Ok(())
         }
         CacheBuilder::ChildProcess { exe, debug } => {
+            let exe = match exe {
+                Some(exe) => exe.clone(),
+                None => std::env::current_exe().map_err(ServeStartError::Spawn)?,
+            };
             let mut cmd = tokio::process::Command::new(exe);
             cmd.arg("catalog")
                 .arg("serve")

@@ -88,7 +88,7 @@ impl CatalogImage {
             source,
         })?;
         let cache_dir = scratch.path().join("cache");
-        crate::serve::cache::build_cache(&self.catalog_dir, &cache_dir).map_err(|e| {
+        crate::serve::index::cache::build_cache(&self.catalog_dir, &cache_dir).map_err(|e| {
             BuildError::Input {
                 path: self.catalog_dir.clone(),
                 what: format!("cannot build the serve cache: {e}"),

@@ -16,10 +16,10 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
-use super::proto::api::experimental_registry_server::ExperimentalRegistryServer;
-use super::proto::api::registry_server::RegistryServer;
 use super::registry::RegistryService;
 use super::store::Store;
+use crate::serve::proto::api::experimental_registry_server::ExperimentalRegistryServer;
+use crate::serve::proto::api::registry_server::RegistryServer;
 
 /// `grpc.health.v1.Health` as opm answers it: the same status for every service name (OLM's
 /// client asks for `"Registry"`, grpc_health_probe for `""`), SERVING while the server runs and
@@ -101,11 +101,11 @@ where
     let (status_tx, status_rx) = watch::channel(ServingStatus::Serving);
     let registry = RegistryService::new(store);
     let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(super::proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(crate::serve::proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(super::proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(crate::serve::proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));

@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::proto::cache::{PackageStub, RelatedImage};
 use crate::catalog::property::CsvMetadata;
+use crate::serve::proto::cache::{PackageStub, RelatedImage};
 
 /// What one stub CSV is made of: the bundle's name, version, `olm.csv.metadata` and related
 /// images, and its package's description and icon.

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use futures::Stream;
 use tonic::{Request, Response, Status};
 
-use super::proto::api::{
+use super::store::{EntryView, Store};
+use crate::serve::proto::api::{
     self, experimental_registry_server::ExperimentalRegistry, registry_server::Registry,
 };
-use super::store::{EntryView, Store};
 
 /// Longest name echoed back in an error: a status message travels in an HTTP/2 header, and a
 /// multi-megabyte one would be refused by the client's header limit instead of being shown.

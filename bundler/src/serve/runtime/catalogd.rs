@@ -16,33 +16,17 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::Response;
 use bytes::Bytes;
-use serde_json::Value;
 
-use crate::catalog::declcfg::sort_keys;
-use crate::catalog::load;
 use crate::grammar::k8s_names;
-
-/// Why the catalog's content could not be prepared.
-#[derive(Debug, thiserror::Error)]
-pub enum CatalogdError {
-    #[error(transparent)]
-    Load(#[from] load::LoadError),
-    #[error(transparent)]
-    Yaml(#[from] crate::yaml::YamlError),
-    #[error("{file}: {message}")]
-    Blob { file: String, message: String },
-    #[error("--catalog-name {name:?}: {message}")]
-    Name { name: String, message: String },
-}
 
 /// One blob's place in the body, for `/api/v1/metas`.
 #[derive(Debug, Clone)]
-struct Meta {
-    schema: String,
-    package: String,
-    name: String,
-    start: usize,
-    end: usize,
+pub struct Meta {
+    pub schema: String,
+    pub package: String,
+    pub name: String,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// What the HTTP API serves: the catalog's name and its content, prepared once.
@@ -60,81 +44,20 @@ pub struct CatalogContent {
 }
 
 impl CatalogContent {
-    /// Reads the catalog under `root` (files as opm walks them, `.indexignore` honoured).
-    pub fn read(root: &Path, name: &str) -> Result<CatalogContent, CatalogdError> {
-        let problems = k8s_names::dns1123_subdomain(name);
-        if !problems.is_empty() {
-            return Err(CatalogdError::Name {
-                name: name.to_string(),
-                message: problems.join("; "),
-            });
-        }
-        let files = load::catalog_files(root)?;
-        let mut all = Vec::new();
-        let mut metas = Vec::new();
-        for file in &files {
-            let bytes = crate::yaml::read_file(file)?;
-            let text = crate::yaml::utf8(file, &bytes)?;
-            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-            let blobs: Vec<Value> = if text.trim_start().starts_with('{') {
-                serde_json::Deserializer::from_str(text)
-                    .into_iter::<Value>()
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| CatalogdError::Blob {
-                        file: file.display().to_string(),
-                        message: e.to_string(),
-                    })?
-            } else {
-                let mut out = Vec::new();
-                for (line, doc) in load::yaml_documents(text) {
-                    let v = crate::yaml::parse_value_at(file, doc, line)?;
-                    if !v.is_null() {
-                        out.push(v);
-                    }
-                }
-                out
-            };
-            for blob in blobs {
-                let field = |k: &str| {
-                    blob.get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                let (schema, package, name) = (field("schema"), field("package"), field("name"));
-                let start = all.len();
-                serde_json::to_writer(&mut all, &sort_keys(blob)).map_err(|e| {
-                    CatalogdError::Blob {
-                        file: file.display().to_string(),
-                        message: e.to_string(),
-                    }
-                })?;
-                all.push(b'\n');
-                metas.push(Meta {
-                    // A package blob is its own package.
-                    package: if schema == "olm.package" {
-                        name.clone()
-                    } else {
-                        package
-                    },
-                    schema,
-                    name,
-                    start,
-                    end: all.len(),
-                });
-            }
-        }
+    /// The content of catalog `name`: `all` is the body of `/api/v1/all` (one JSON line per
+    /// blob), `metas` each blob's place in it. Last-Modified is now.
+    pub fn new(name: &str, all: Vec<u8>, metas: Vec<Meta>) -> CatalogContent {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        Ok(CatalogContent {
+        CatalogContent {
             name: name.to_string(),
             all: Bytes::from(all),
             metas,
             last_modified: UNIX_EPOCH + Duration::from_secs(now),
             all_gzip: std::sync::OnceLock::new(),
-        })
+        }
     }
 
     /// The size of `/api/v1/all`'s body.

@@ -13,12 +13,13 @@ use std::time::Instant;
 use prost::Message;
 use sha2::{Digest, Sha256};
 
-use super::proto::cache::Index;
-use super::store::{self, Store, StoreError};
+use super::build::{self as store, Written};
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::load;
 use crate::catalog::model::Model;
 use crate::catalog::property::{BundleObject, Property, TYPE_BUNDLE_OBJECT};
+use crate::serve::proto::cache::Index;
+use crate::serve::runtime::store::{FORMAT, Store, StoreError};
 
 /// The subdirectory holding our cache; anything else in the cache dir is refused.
 pub const CACHE_SUBDIR: &str = "olm-serve.v1";
@@ -89,7 +90,7 @@ fn file_hash(bytes: &[u8]) -> [u8; 32] {
 /// The catalog digest from each file's path (relative to `root`) and [`file_hash`].
 fn combine(root: &Path, files: &[PathBuf], hashes: &[[u8; 32]]) -> String {
     let mut total = Sha256::new();
-    total.update(format!("olm-serve-cache/{}\0", store::FORMAT));
+    total.update(format!("olm-serve-cache/{}\0", FORMAT));
     for (path, h) in files.iter().zip(hashes) {
         let rel = path.strip_prefix(root).unwrap_or(path);
         total.update(rel.to_string_lossy().as_bytes());
@@ -145,7 +146,7 @@ fn build<W: Write>(root: &Path, payloads: &mut W) -> Result<Index, CacheError> {
 fn load_writing_objects<W: Write>(
     files: &[PathBuf],
     payloads: &mut W,
-) -> Result<(DeclarativeConfig, Vec<[u8; 32]>, store::Written), CacheError> {
+) -> Result<(DeclarativeConfig, Vec<[u8; 32]>, Written), CacheError> {
     /// One parsed file: its lightened catalog, hash, and the payloads of its bundles with
     /// manifests (package, name, properties and related images, encoded).
     type Parsed = (DeclarativeConfig, [u8; 32], Vec<Encoded>);
@@ -180,7 +181,7 @@ fn load_writing_objects<W: Write>(
     };
     let mut cfg = DeclarativeConfig::default();
     let mut hashes = Vec::with_capacity(files.len());
-    let mut written = store::Written::default();
+    let mut written = Written::default();
     let mut errors = Vec::new();
     let mut write_error = None;
     crate::parallel::for_each_ordered(files, 4, parse, |parsed| match parsed {
@@ -218,7 +219,7 @@ pub fn load_in_memory(root: &Path) -> Result<Store, CacheError> {
         dir: root.to_path_buf(),
         report: r.to_string(),
     })?;
-    Ok(Store::from_model(&model, &others))
+    Ok(store::in_memory(&model, &others))
 }
 
 /// Refuses a cache dir holding anything but our own subdirectory (never clobber user files,
@@ -326,12 +327,12 @@ fn read_index(cache_dir: &Path) -> Result<Index, String> {
     let path = cache_dir.join(CACHE_SUBDIR).join(INDEX_FILE);
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let index = Index::decode(bytes.as_slice()).map_err(|e| format!("{}: {e}", path.display()))?;
-    if index.format != store::FORMAT {
+    if index.format != FORMAT {
         return Err(format!(
             "{}: cache format {} (this olm writes {})",
             path.display(),
             index.format,
-            store::FORMAT
+            FORMAT
         ));
     }
     Ok(index)
