@@ -1,6 +1,5 @@
 //! `olm bundle generate|validate|build`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -8,7 +7,7 @@ use clap::Args;
 
 use olm_bundler::bundle::generate::config;
 use olm_bundler::bundle::image::build_bundle_image;
-use olm_bundler::ops::bundle_generate::{self, BundleGenerateError, Manifests, Mode, Outcome};
+use olm_bundler::ops::bundle_generate::{self, BundleGenerateError, Mode, manifests_arg};
 use olm_bundler::ops::bundle_source;
 use olm_bundler::ops::bundle_validate::{self, ValidateRequest};
 use olm_bundler::reproducible::source_date_epoch;
@@ -138,19 +137,10 @@ pub async fn generate(args: GenerateArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
-    let manifests = match settings.manifests.take().as_deref() {
+    let manifests = match settings.manifests.take().as_deref().map(manifests_arg) {
         None => return generate_error(BundleGenerateError::NoManifests),
-        Some("-") => {
-            let mut text = String::new();
-            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-                return usage(format!("cannot read the manifests from stdin: {e}"));
-            }
-            Manifests::Stream {
-                name: "<stdin>".into(),
-                text,
-            }
-        }
-        Some(path) => Manifests::Path(PathBuf::from(path)),
+        Some(Ok(m)) => m,
+        Some(Err(e)) => return usage(format!("cannot read the manifests from stdin: {e}")),
     };
     let out = settings.output.clone();
     let (warnings, outcome) =
@@ -161,41 +151,12 @@ pub async fn generate(args: GenerateArgs) -> ExitCode {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
-    match outcome {
-        Outcome::UpToDate => {
-            println!("{} is up to date", out.display());
-            ExitCode::SUCCESS
-        }
-        Outcome::Stale(stale) => {
-            for f in &stale {
-                print!("{}", f.diff);
-            }
-            eprintln!(
-                "error: {} is stale: {} file(s) differ from what `olm bundle generate` produces ({}); regenerate it and commit the result",
-                out.display(),
-                stale.len(),
-                stale
-                    .iter()
-                    .map(|f| f.path.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            ExitCode::FAILURE
-        }
-        Outcome::Written { changes, report } => {
-            eprintln!(
-                "{}: {} written, {} removed, {} unchanged",
-                out.display(),
-                changes.written.len(),
-                changes.removed.len(),
-                changes.unchanged
-            );
-            for f in &report.findings {
-                eprintln!("{}", f.with_hint());
-            }
-            exit(!report.passed(false))
-        }
+    let (stdout, stderr, failed) = outcome.summary(&out);
+    print!("{stdout}");
+    for line in stderr {
+        eprintln!("{line}");
     }
+    exit(failed)
 }
 
 fn generate_error(e: BundleGenerateError) -> ExitCode {

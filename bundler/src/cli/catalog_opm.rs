@@ -2,13 +2,13 @@
 //! and `list` (opm `init`, `alpha convert-template`, `alpha list`). Options in, one library
 //! call, print.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use olm_bundler::ops::catalog_source;
+use olm_bundler::ops::catalog_source::{self, CatalogModelError};
 
-use olm_bundler::catalog::{convert, init, list, load, model};
+use olm_bundler::catalog::{convert, init, list};
 
 use super::args::FbcFormat;
 use super::output::emit;
@@ -138,21 +138,13 @@ pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
         eprintln!("error: `list packages` takes no package name");
         return Ok(ExitCode::from(2));
     }
-    // A pulled image lives in a temporary directory for as long as this holds it.
-    let pulled;
-    let dir: &Path = if catalog_source::is_image_ref(&a.catalog) {
-        pulled = catalog_source::pull_catalog(&a.catalog, &a.registry.options()?).await?;
-        &pulled.configs
-    } else {
-        Path::new(&a.catalog)
-    };
-    let cfg = load::load_dir(dir)?;
-    let m = match model::Model::from_declcfg(&cfg) {
-        Ok((m, _)) => m,
-        Err(report) => {
+    let m = match catalog_source::load_model(&a.catalog, &a.registry.options()?).await {
+        Ok(m) => m,
+        Err(CatalogModelError::Invalid { report, .. }) => {
             eprint!("{}", report.to_text());
             anyhow::bail!("{}: the catalog does not validate", a.catalog);
         }
+        Err(e) => return Err(e.into()),
     };
     let package = a.package.as_deref();
     let text = match (what, a.output) {

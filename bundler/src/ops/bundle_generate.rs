@@ -115,6 +115,51 @@ pub enum Outcome {
     },
 }
 
+impl Outcome {
+    /// What to tell the user about `out`: text for stdout, lines for stderr, and whether the
+    /// command failed (a stale directory, or a written bundle the validators reject).
+    pub fn summary(&self, out: &Path) -> (String, Vec<String>, bool) {
+        let out = out.display();
+        match self {
+            Outcome::UpToDate => (format!("{out} is up to date\n"), Vec::new(), false),
+            Outcome::Stale(stale) => {
+                let diffs: String = stale.iter().map(|f| f.diff.as_str()).collect();
+                let names: Vec<String> =
+                    stale.iter().map(|f| f.path.display().to_string()).collect();
+                let msg = format!(
+                    "error: {out} is stale: {} file(s) differ from what `olm bundle generate` produces ({}); regenerate it and commit the result",
+                    stale.len(),
+                    names.join(", ")
+                );
+                (diffs, vec![msg], true)
+            }
+            Outcome::Written { changes, report } => {
+                let mut lines = vec![format!(
+                    "{out}: {} written, {} removed, {} unchanged",
+                    changes.written.len(),
+                    changes.removed.len(),
+                    changes.unchanged
+                )];
+                lines.extend(report.findings.iter().map(|f| f.with_hint()));
+                (String::new(), lines, !report.passed(false))
+            }
+        }
+    }
+}
+
+/// The manifests `arg` names: `-` for a stream read from stdin, else a path.
+pub fn manifests_arg(arg: &str) -> std::io::Result<Manifests> {
+    if arg != "-" {
+        return Ok(Manifests::Path(PathBuf::from(arg)));
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+    Ok(Manifests::Stream {
+        name: "<stdin>".into(),
+        text,
+    })
+}
+
 /// Reads the manifests.
 pub fn read_manifests(from: &Manifests) -> Result<Vec<SourceObject>, BundleGenerateError> {
     match from {

@@ -73,3 +73,42 @@ pub async fn pull_catalog(
         cache,
     })
 }
+
+/// Why a catalog's model could not be had.
+#[derive(Debug, Error)]
+pub enum CatalogModelError {
+    #[error(transparent)]
+    Source(#[from] CatalogSourceError),
+    #[error(transparent)]
+    Load(#[from] crate::catalog::load::LoadErrors),
+    /// The catalog does not validate: its report, to print before the error.
+    #[error("{catalog}: the catalog does not validate")]
+    Invalid {
+        catalog: String,
+        report: Box<crate::catalog::diagnostic::Report>,
+    },
+}
+
+/// The validated model of the catalog `arg` names: a directory or file, or an image pulled
+/// with `opts`.
+pub async fn load_model(
+    arg: &str,
+    opts: &RegistryOptions,
+) -> Result<crate::catalog::model::Model, CatalogModelError> {
+    // A pulled image lives in a temporary directory for as long as this holds it.
+    let pulled;
+    let dir: &Path = if is_image_ref(arg) {
+        pulled = pull_catalog(arg, opts).await?;
+        &pulled.configs
+    } else {
+        Path::new(arg)
+    };
+    let cfg = crate::catalog::load::load_dir(dir)?;
+    match crate::catalog::model::Model::from_declcfg(&cfg) {
+        Ok((m, _)) => Ok(m),
+        Err(report) => Err(CatalogModelError::Invalid {
+            catalog: arg.to_string(),
+            report: Box::new(report),
+        }),
+    }
+}

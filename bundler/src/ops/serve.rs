@@ -224,11 +224,16 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     let (cache_dir, temp) = match &req.cache_dir {
         Some(d) => (d.clone(), None),
         None => {
-            let d = std::env::temp_dir().join(format!(
-                "olm-serve-cache-{}-{}",
-                std::process::id(),
-                started.elapsed().as_nanos()
-            ));
+            // `olm-serve-cache-<pid>`, as the binary has always named it; a second server in
+            // the same process (a test) gets a suffix.
+            static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = SERVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let pid = std::process::id();
+            let name = match n {
+                0 => format!("olm-serve-cache-{pid}"),
+                n => format!("olm-serve-cache-{pid}-{n}"),
+            };
+            let d = std::env::temp_dir().join(name);
             let _ = std::fs::remove_dir_all(&d);
             (d.clone(), Some(TempCache(d)))
         }
