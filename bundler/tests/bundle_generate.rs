@@ -1043,11 +1043,7 @@ fn sdk_projects() -> Option<PathBuf> {
         .map(|a| a.join("shared/data/sdk-projects"))
         .find(|p| p.is_dir());
     if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "shared/data/sdk-projects is missing beside the checkout"
-        );
-        println!("SKIP: shared/data/sdk-projects not found beside this checkout");
+        registry::prerequisite::missing("shared/data/sdk-projects beside this checkout");
     }
     found
 }

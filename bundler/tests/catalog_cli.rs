@@ -448,7 +448,7 @@ fn a_repeated_mapping_key_is_read_as_go_reads_it() {
             p.value_as::<olm_bundler::catalog::property::BundleObject>()
                 .ok()
         })
-        .filter_map(|o| olm_bundler::catalog::b64::decode(&o.data))
+        .filter_map(|o| olm_bundler::grammar::go_base64::decode(&o.data))
         .map(|b| String::from_utf8(b).unwrap())
         .find(|j| j.contains("\"CustomResourceDefinition\""))
         .expect("the CRD is rendered");

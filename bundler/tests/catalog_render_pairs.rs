@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use olm_bundler::catalog::declcfg::Bundle;
+use olm_bundler::catalog::load;
 use olm_bundler::catalog::render::{Form, render_bundle_dir};
-use olm_bundler::catalog::{b64, load};
+use olm_bundler::grammar::go_base64 as b64;
 use serde_json::Value;
 
 fn shared() -> Option<PathBuf> {

@@ -259,6 +259,12 @@ fn the_serve_runtime_reads_no_catalog_after_start_up() {
     let mut broken = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
+        // Code only: doc comments may point at the index build.
+        let text: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let text = text.replace("crate::catalog::property::CsvMetadata", "");
         let mut rest = text.as_str();
         while let Some(i) = rest.find("crate::") {

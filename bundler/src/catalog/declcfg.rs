@@ -63,8 +63,8 @@ fn canonical_base64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D:
     if !text.contains(['\n', '\r']) {
         return Ok(text);
     }
-    Ok(match super::b64::decode(&text) {
-        Some(bytes) => super::b64::encode(&bytes),
+    Ok(match crate::grammar::go_base64::decode(&text) {
+        Some(bytes) => crate::grammar::go_base64::encode(&bytes),
         None => text,
     })
 }

@@ -453,7 +453,7 @@ fn add_blob_keeping(
             let mut p: Package = typed(Value::Object(obj), "package", &source)?;
             if let Some(icon) = &p.icon
                 && !icon.data.is_empty()
-                && super::b64::decode(&icon.data).is_none()
+                && crate::grammar::go_base64::decode(&icon.data).is_none()
             {
                 return Err(blob_err(
                     &source,
@@ -550,7 +550,7 @@ fn lighten(item: &mut Value) {
         return;
     }
     let data_ok = match value.get("data") {
-        Some(Value::String(d)) => !d.is_empty() && super::b64::decode(d).is_some(),
+        Some(Value::String(d)) => !d.is_empty() && crate::grammar::go_base64::decode(d).is_some(),
         _ => false,
     };
     if data_ok && !value.contains_key("ref") {

@@ -8,7 +8,6 @@
 //! - [`olmv1`]: which bundles of each package OLM v1 could install.
 
 pub mod add;
-pub mod b64;
 pub mod convert;
 pub mod crd_upgrades;
 pub mod declcfg;

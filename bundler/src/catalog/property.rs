@@ -248,7 +248,7 @@ pub fn bundle_objects(properties: &[Property]) -> Vec<String> {
         .iter()
         .filter(|p| p.ty == TYPE_BUNDLE_OBJECT)
         .filter_map(|p| p.value_as::<BundleObject>().ok())
-        .filter_map(|o| crate::catalog::b64::decode(&o.data))
+        .filter_map(|o| crate::grammar::go_base64::decode(&o.data))
         .filter_map(|bytes| String::from_utf8(bytes).ok())
         .collect()
 }
@@ -462,7 +462,7 @@ impl Property {
                         "fields 'ref' and 'data' are mutually exclusive".into(),
                     ));
                 }
-                if !o.data.is_empty() && crate::catalog::b64::decode(&o.data).is_none() {
+                if !o.data.is_empty() && crate::grammar::go_base64::decode(&o.data).is_none() {
                     return Err(fail("data is not valid base64".into()));
                 }
                 TypedProperty::BundleObject(o)

@@ -315,7 +315,7 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
             // not by file name.
             let mut objects: Vec<String> = objects
                 .iter()
-                .map(|m| super::b64::encode(go_json(&m.object).as_bytes()))
+                .map(|m| crate::grammar::go_base64::encode(go_json(&m.object).as_bytes()))
                 .collect();
             objects.sort();
             props.extend(objects.into_iter().map(Property::bundle_object));

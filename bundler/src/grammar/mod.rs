@@ -6,9 +6,11 @@
 //! - [`image_ref`]: image pull specs, as distribution's `ParseNormalizedNamed` reads them.
 //! - [`k8s_names`]: Kubernetes names, labels and qualified names (apimachinery validation).
 //! - [`go_duration`]: Go's `time.ParseDuration`.
+//! - [`go_base64`]: base64 as Go's `encoding/json` reads `[]byte` (catalog blobs, PEM bodies).
 //! - [`email`], [`request_uri`]: the `net/mail` and `net/url` checks operator-sdk's validators run.
 
 pub mod email;
+pub mod go_base64;
 pub mod go_duration;
 pub mod image_ref;
 pub mod k8s_names;

@@ -100,7 +100,7 @@ pub fn package(index: usize, shape: &Shape) -> DeclarativeConfig {
         name: name.clone(),
         default_channel: "stable".into(),
         icon: Some(Icon {
-            data: olm_bundler::catalog::b64::encode(&icon),
+            data: olm_bundler::grammar::go_base64::encode(&icon),
             media_type: "image/png".into(),
         }),
         description: text(&mut rng, 120),

@@ -170,7 +170,7 @@ fn load_writing_objects<W: Write>(
             {
                 // A value that does not decode is kept, so validation reports it.
                 let decodes = p.value_as::<BundleObject>().is_ok_and(|o| {
-                    o.r#ref.is_empty() && crate::catalog::b64::decode(&o.data).is_some()
+                    o.r#ref.is_empty() && crate::grammar::go_base64::decode(&o.data).is_some()
                 });
                 if decodes {
                     *p = Property::bundle_object(String::new());

@@ -114,7 +114,7 @@ fn pem_blocks(path: &Path) -> Result<Vec<(String, Vec<u8>)>, TlsError> {
             }
             b64.push_str(l.trim());
         }
-        let der = crate::catalog::b64::decode(&b64)
+        let der = crate::grammar::go_base64::decode(&b64)
             .ok_or_else(|| bad(&format!("the {label} block is not base64")))?;
         out.push((label.to_string(), der));
     }
