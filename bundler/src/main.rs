@@ -11,8 +11,8 @@ fn main() -> ExitCode {
         return code;
     }
     let args = cli::Cli::parse();
-    cli::init_logging(args.verbosity());
-    cli::set_quiet(args.quiet);
+    init_logging(args.verbosity());
+    olm_bundler::ops::progress::set_quiet(args.quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -30,4 +30,21 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Logs go to stderr so stdout stays clean for rendered YAML/JSON.
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn,olm=info,olm_bundler=info",
+        1 => "info,olm=debug,olm_bundler=debug",
+        _ => "debug,olm=trace,olm_bundler=trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
 }

@@ -1,7 +1,7 @@
 //! Command-line surface of `olm`. This file holds the command tree and sends each command to
 //! its file; a command's file holds its clap arguments, one call into the library and the
-//! printing. Command files never import each other: they share only `args` (flag groups),
-//! `output` (printing, exit codes) and `progress` (spinners), like cargo's command prelude.
+//! printing. Command files never import each other: they share only `args` (flag groups) and
+//! `output` (printing, exit codes), like cargo's command prelude.
 //!
 //! Exit codes: 0 success, 1 failure (including validation errors), 2 usage errors (clap) and
 //! the I/O failures a command chooses to report as such.
@@ -221,32 +221,7 @@ impl Cli {
     }
 }
 
-/// `--quiet` for every command.
-pub fn set_quiet(quiet: bool) {
-    olm_bundler::ops::progress::set_quiet(quiet);
-}
-
-/// Logs go to stderr so stdout stays clean for rendered YAML/JSON.
-pub fn init_logging(verbose: u8) {
-    use tracing_subscriber::EnvFilter;
-    let default = match verbose {
-        0 => "warn,olm=info,olm_bundler=info",
-        1 => "info,olm=debug,olm_bundler=debug",
-        _ => "debug,olm=trace,olm_bundler=trace",
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .without_time()
-        .try_init();
-}
-
-/// Prints an error with its causes, one per line.
-pub fn report(err: &anyhow::Error) {
-    output::report(err);
-}
+pub use output::report;
 
 #[cfg(test)]
 mod tests {
