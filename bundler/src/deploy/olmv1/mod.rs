@@ -4,7 +4,9 @@
 //! - [`types`]: ClusterCatalog and ClusterExtension as typed kube resources.
 //! - [`objects`]: pure builders (ClusterCatalog, namespace, ServiceAccount, ClusterExtension).
 //! - [`rbac`]: the installer ServiceAccount's least-privilege RBAC, derived from the bundle.
+//! - [`flow`]: install, upgrade, status and uninstall against the API server.
 
+pub mod flow;
 pub mod objects;
 pub mod rbac;
 pub mod types;
