@@ -7,4 +7,5 @@ pub mod bundle_source;
 pub mod catalog_source;
 pub mod image_output;
 pub mod install;
+pub mod olmv1;
 pub mod release;

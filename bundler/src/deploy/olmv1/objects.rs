@@ -111,7 +111,25 @@ impl CatalogImage {
     }
 }
 
+/// The names of an install's objects: what upgrade, uninstall and diagnostics need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct V1Names {
+    pub extension: String,
+    pub namespace: String,
+    pub service_account: String,
+    pub catalog: String,
+}
+
 impl ExtensionSpec {
+    pub fn names(&self) -> V1Names {
+        V1Names {
+            extension: self.name.clone(),
+            namespace: self.namespace.clone(),
+            service_account: self.service_account.clone(),
+            catalog: self.catalog.name.clone(),
+        }
+    }
+
     /// Checks what the API server would reject later with a less clear message.
     pub fn validate(&self) -> Result<(), InvalidInput> {
         check_dns_subdomain("--extension-name", &self.name)?;

@@ -19,14 +19,14 @@ pub struct V1InstallOutcome {
 
 /// Creates the ClusterCatalog, or points ours at the image; a foreign one with another image
 /// is a conflict.
-async fn ensure_catalog(client: &Client, spec: &ExtensionSpec) -> Result<Action, FlowError> {
+async fn ensure_catalog(client: &Client, want: &ClusterCatalog) -> Result<Action, FlowError> {
     let api: Api<ClusterCatalog> = Api::all(client.clone());
-    let name = &spec.catalog.name;
+    let name = want.metadata.name.clone().unwrap_or_default();
+    let name = &name;
     let what = format!("ClusterCatalog {name}");
-    let want = objects::cluster_catalog(spec);
     match api.get_opt(name).await.map_err(api_err(&what))? {
         None => {
-            api.create(&PostParams::default(), &want)
+            api.create(&PostParams::default(), want)
                 .await
                 .map_err(api_err(format!("creating {what}")))?;
             Ok(Action::Created)
@@ -43,7 +43,12 @@ async fn ensure_catalog(client: &Client, spec: &ExtensionSpec) -> Result<Action,
             "{what} already exists serving {}, not {}, and was not created by olm; \
              pass --catalog-name to use another name",
             cc.spec.source.image.map(|i| i.ref_).unwrap_or_default(),
-            spec.catalog.image
+            want.spec
+                .source
+                .image
+                .as_ref()
+                .map(|i| i.ref_.as_str())
+                .unwrap_or_default()
         ))),
     }
 }
@@ -51,7 +56,7 @@ async fn ensure_catalog(client: &Client, spec: &ExtensionSpec) -> Result<Action,
 /// Runs one wait as a progress step; a failure carries [`diagnose`]'s lines.
 async fn step<T>(
     client: &Client,
-    spec: &ExtensionSpec,
+    spec: &V1Names,
     progress: &mut dyn Progress,
     title: &str,
     fut: impl AsyncFnOnce(&mut (dyn FnMut(&str) + Send)) -> Result<T, WaitError>,
@@ -90,13 +95,14 @@ pub async fn install(
         "ClusterCatalog {} (image {})",
         spec.catalog.name, spec.catalog.image
     ));
-    let cat = ensure_catalog(client, spec).await?;
+    let names = spec.names();
+    let cat = ensure_catalog(client, &objects::cluster_catalog(spec)).await?;
     progress.done(cat.as_str());
     let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
     let name = spec.catalog.name.clone();
     step(
         client,
-        spec,
+        &names,
         progress,
         &format!("Waiting for ClusterCatalog {name} to serve"),
         async |p| catalog_serving(&cc_api, &name, &wopts, p).await,
@@ -155,7 +161,14 @@ pub async fn install(
                 .patch(
                     &spec.name,
                     &PatchParams::default(),
-                    &Patch::Merge(&filter_patch(spec)),
+                    &Patch::Merge(&json!({"spec": {
+                        "serviceAccount": {"name": spec.service_account},
+                        "source": {"catalog": {
+                            "channels": spec.channels,
+                            "version": spec.version,
+                            "upgradeConstraintPolicy": spec.upgrade_policy.as_str(),
+                        }}
+                    }})),
                 )
                 .await
                 .map_err(api_err(format!("updating {what}")))?;
@@ -167,7 +180,7 @@ pub async fn install(
     let ext = spec.name.clone();
     let bundle = step(
         client,
-        spec,
+        &names,
         progress,
         &format!("Waiting for ClusterExtension {ext} to be installed"),
         async |p| extension_installed(&ce_api, &ext, &wopts, p).await,
@@ -177,7 +190,7 @@ pub async fn install(
 
     let deployments = step(
         client,
-        spec,
+        &names,
         progress,
         &format!("Waiting for the Deployments of {ext} to be Available"),
         async |p| deployments_available(client, &spec.namespace, &ext, &wopts, p).await,
@@ -196,6 +209,17 @@ pub async fn install(
     })
 }
 
+/// What `upgrade --olm-v1` changes; `None` leaves a field as it is.
+#[derive(Debug, Clone)]
+pub struct V1UpgradeSpec {
+    pub names: V1Names,
+    /// A new catalog image for our ClusterCatalog.
+    pub catalog: Option<objects::CatalogImage>,
+    pub channel: Option<String>,
+    pub version: Option<String>,
+    pub upgrade_policy: Option<objects::UpgradePolicy>,
+}
+
 /// The result of [`upgrade()`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct V1UpgradeOutcome {
@@ -207,42 +231,49 @@ pub struct V1UpgradeOutcome {
 }
 
 /// `olm upgrade --olm-v1`: points our ClusterCatalog at a new image (when given), sets the
-/// extension's channels, version range and policy, and waits as install does.
+/// extension's channel, version range and policy (those given), and waits as install does.
 pub async fn upgrade(
     client: &Client,
-    spec: &ExtensionSpec,
-    new_catalog_image: bool,
+    up: &V1UpgradeSpec,
     opts: FlowOptions,
     progress: &mut dyn Progress,
 ) -> Result<V1UpgradeOutcome, FlowError> {
-    spec.validate()?;
     let wopts = wait_options(opts);
+    let names = &up.names;
     progress.step("Checking that OLM v1 is installed");
     check_olmv1(client).await?;
     progress.done("olm.operatorframework.io/v1 found");
     let ce_api: Api<ClusterExtension> = Api::all(client.clone());
-    let what = format!("ClusterExtension {}", spec.name);
-    let Some(ce) = ce_api.get_opt(&spec.name).await.map_err(api_err(&what))? else {
+    let ext = names.extension.clone();
+    let what = format!("ClusterExtension {ext}");
+    let Some(ce) = ce_api.get_opt(&ext).await.map_err(api_err(&what))? else {
         return Err(FlowError::NotInstalled {
-            package: spec.package.clone(),
-            namespace: spec.namespace.clone(),
+            package: ext.clone(),
+            namespace: names.namespace.clone(),
         });
     };
     let from = ce
         .installed_bundle()
         .map(|b| (b.name.clone(), b.version.clone()));
-    if new_catalog_image {
-        progress.step(&format!(
-            "ClusterCatalog {} -> {}",
-            spec.catalog.name, spec.catalog.image
-        ));
-        let a = ensure_catalog(client, spec).await?;
+    if let Some(cat) = &up.catalog {
+        progress.step(&format!("ClusterCatalog {} -> {}", cat.name, cat.image));
+        let spec = ExtensionSpec {
+            name: ext.clone(),
+            package: String::new(),
+            namespace: names.namespace.clone(),
+            service_account: names.service_account.clone(),
+            channels: Vec::new(),
+            version: None,
+            upgrade_policy: Default::default(),
+            catalog: cat.clone(),
+        };
+        let a = ensure_catalog(client, &objects::cluster_catalog(&spec)).await?;
         progress.done(a.as_str());
         let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
-        let name = spec.catalog.name.clone();
+        let name = cat.name.clone();
         step(
             client,
-            spec,
+            names,
             progress,
             &format!("Waiting for ClusterCatalog {name} to serve"),
             async |p| catalog_serving(&cc_api, &name, &wopts, p).await,
@@ -250,20 +281,28 @@ pub async fn upgrade(
         .await?;
         progress.done("Serving");
     }
-    progress.step(&format!("Updating {what}"));
-    ce_api
-        .patch(
-            &spec.name,
-            &PatchParams::default(),
-            &Patch::Merge(&filter_patch(spec)),
-        )
-        .await
-        .map_err(api_err(format!("updating {what}")))?;
-    progress.done("updated");
-    let ext = spec.name.clone();
+    let mut filter = serde_json::Map::new();
+    if let Some(c) = &up.channel {
+        filter.insert("channels".into(), json!([c]));
+    }
+    if let Some(v) = &up.version {
+        filter.insert("version".into(), json!(v));
+    }
+    if let Some(p) = up.upgrade_policy {
+        filter.insert("upgradeConstraintPolicy".into(), json!(p.as_str()));
+    }
+    if !filter.is_empty() {
+        progress.step(&format!("Updating {what}"));
+        let patch = json!({"spec": {"source": {"catalog": filter}}});
+        ce_api
+            .patch(&ext, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(api_err(format!("updating {what}")))?;
+        progress.done("updated");
+    }
     let to = step(
         client,
-        spec,
+        names,
         progress,
         &format!("Waiting for ClusterExtension {ext} to be installed"),
         async |p| extension_installed(&ce_api, &ext, &wopts, p).await,
@@ -272,15 +311,15 @@ pub async fn upgrade(
     progress.done(&format!("Installed {} ({})", to.0, to.1));
     let deployments = step(
         client,
-        spec,
+        names,
         progress,
         &format!("Waiting for the Deployments of {ext} to be Available"),
-        async |p| deployments_available(client, &spec.namespace, &ext, &wopts, p).await,
+        async |p| deployments_available(client, &names.namespace, &ext, &wopts, p).await,
     )
     .await?;
     progress.done(&format!("Available: {}", deployments.join(", ")));
     Ok(V1UpgradeOutcome {
-        extension: spec.name.clone(),
+        extension: ext,
         from,
         to,
         deployments,

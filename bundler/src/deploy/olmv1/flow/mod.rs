@@ -18,7 +18,7 @@ use kube::{Api, Client};
 use serde::Serialize;
 use serde_json::json;
 
-use super::objects::{self, ExtensionSpec};
+use super::objects::{self, ExtensionSpec, V1Names};
 use super::rbac::InstallerRbac;
 use super::types::{ClusterCatalog, ClusterExtension, Condition, condition};
 use crate::deploy::flow::{Action, FlowError, FlowOptions, Progress, api_err, ours};
@@ -28,7 +28,7 @@ mod install;
 mod status;
 mod uninstall;
 
-pub use install::{V1InstallOutcome, V1UpgradeOutcome, install, upgrade};
+pub use install::{V1InstallOutcome, V1UpgradeOutcome, V1UpgradeSpec, install, upgrade};
 pub use status::{V1CatalogState, V1DeploymentState, V1Status, status};
 pub use uninstall::{V1UninstallOutcome, uninstall};
 
@@ -308,17 +308,17 @@ async fn deployments_available(
 /// What the cluster says about a failed OLM v1 install: the catalog's and the extension's
 /// conditions, the installed bundle, the Deployments' conditions, recent events in the install
 /// namespace, and what to do about permission errors. Best effort: a failed read is skipped.
-pub async fn diagnose(client: &Client, spec: &ExtensionSpec) -> Vec<String> {
+pub async fn diagnose(client: &Client, spec: &V1Names) -> Vec<String> {
     let mut out = Vec::new();
     let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
-    if let Ok(Some(cc)) = cc_api.get_opt(&spec.catalog.name).await {
-        out.push(format!("ClusterCatalog {}:", spec.catalog.name));
+    if let Ok(Some(cc)) = cc_api.get_opt(&spec.catalog).await {
+        out.push(format!("ClusterCatalog {}:", spec.catalog));
         out.extend(cc.conditions().iter().map(|c| format!("  {}", describe(c))));
     }
     let ce_api: Api<ClusterExtension> = Api::all(client.clone());
     let mut permission = false;
-    if let Ok(Some(ce)) = ce_api.get_opt(&spec.name).await {
-        out.push(format!("ClusterExtension {}:", spec.name));
+    if let Ok(Some(ce)) = ce_api.get_opt(&spec.extension).await {
+        out.push(format!("ClusterExtension {}:", spec.extension));
         for c in ce.conditions() {
             permission |= is_permission_error(&c.message);
             out.push(format!("  {}", describe(c)));
@@ -340,7 +340,7 @@ pub async fn diagnose(client: &Client, spec: &ExtensionSpec) -> Vec<String> {
             spec.namespace, spec.service_account
         ));
     }
-    if let Ok(deps) = owned_deployments(client, &spec.namespace, &spec.name).await {
+    if let Ok(deps) = owned_deployments(client, &spec.namespace, &spec.extension).await {
         for d in deps {
             let name = d.metadata.name.clone().unwrap_or_default();
             for c in d.status.and_then(|s| s.conditions).unwrap_or_default() {
@@ -418,16 +418,4 @@ async fn ensure_account(
 /// Timing shared by the flows.
 fn wait_options(opts: FlowOptions) -> WaitOptions {
     WaitOptions::new(opts.timeout, opts.interval)
-}
-
-/// Merge patch of the extension's catalog filter, for re-installs and upgrades.
-fn filter_patch(spec: &ExtensionSpec) -> serde_json::Value {
-    json!({"spec": {
-        "serviceAccount": {"name": spec.service_account},
-        "source": {"catalog": {
-            "channels": if spec.channels.is_empty() { serde_json::Value::Null } else { json!(spec.channels) },
-            "version": spec.version,
-            "upgradeConstraintPolicy": spec.upgrade_policy.as_str(),
-        }}
-    }})
 }

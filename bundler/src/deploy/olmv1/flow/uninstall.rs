@@ -57,12 +57,12 @@ where
     }
 }
 
-/// Removes the ClusterExtension `spec.name` and waits until it is gone (operator-controller
+/// Removes the ClusterExtension `spec.extension` and waits until it is gone (operator-controller
 /// deletes the operator, its CRDs and RBAC with it), then the installer RBAC, ServiceAccount,
 /// ClusterCatalog (unless another ClusterExtension pins it) and namespace that olm created.
 pub async fn uninstall(
     client: &Client,
-    spec: &ExtensionSpec,
+    spec: &V1Names,
     opts: FlowOptions,
     progress: &mut dyn Progress,
 ) -> Result<V1UninstallOutcome, FlowError> {
@@ -72,7 +72,7 @@ pub async fn uninstall(
     progress.done("olm.operatorframework.io/v1 found");
     let mut out = V1UninstallOutcome::default();
     let ce_api: Api<ClusterExtension> = Api::all(client.clone());
-    let ext = &spec.name;
+    let ext = &spec.extension;
     let existing = ce_api
         .get_opt(ext)
         .await
@@ -91,12 +91,12 @@ pub async fn uninstall(
                 .and_then(|m| m.get(super::super::types::CATALOG_NAME_LABEL))
                 .and_then(|v| v.as_str())
                 .map(str::to_string)
-                .unwrap_or_else(|| spec.catalog.name.clone()),
+                .unwrap_or_else(|| spec.catalog.clone()),
         ),
         None => (
             spec.namespace.clone(),
             spec.service_account.clone(),
-            spec.catalog.name.clone(),
+            spec.catalog.clone(),
         ),
     };
     delete(
