@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build -q -p reverse-words-operator -p olm-bundler
-op=target/debug/reverse-words-operator
-olm=target/debug/olm
+# Cargo's target directory: ./target unless CARGO_TARGET_DIR points elsewhere (a shared one).
+target_dir=${CARGO_TARGET_DIR:-target}
+op=$target_dir/debug/reverse-words-operator
+olm=$target_dir/debug/olm
 
 echo "--> bundle/ is generated from the operator's manifests, and passes every validator"
 # The CSV runs the operator image by digest; `olm release` records that pin (an input, like
@@ -29,11 +31,12 @@ echo "--> catalog/ is rendered from its template, and valid"
 "$olm" catalog validate catalog/
 "$olm" catalog graph catalog/ >/dev/null
 
-echo "--> deploy/ is generated (catalog and operator images as pinned by the last olm release)"
+echo "--> deploy/ is generated (catalog and operator images as pinned by the last olm release;"
+echo "    deploy/olmv1's installer RBAC from bundle/)"
 img=$(grep -o 'quay.io/reverse-words/reverse-words-operator-catalog@sha256:[0-9a-f]*' deploy/olm/catalogsource.yaml)
 ch=$(sed -n 's/^  channel: //p' deploy/olm/subscription.yaml)
 "$op" manifests --include-namespace --image "$image" \
   | "$olm" deploy generate --catalog-image "$img" \
       --package reverse-words-operator --channel "$ch" --namespace reverse-words-operator \
-      --display-name "Reverse Words Operator" --publisher reverse-words --manifests - --output deploy --check
+      --display-name "Reverse Words Operator" --publisher reverse-words --bundle bundle/ --manifests - --output deploy --check
 echo "generated files are up to date"

@@ -63,6 +63,7 @@ fn bench(c: &mut Criterion) {
             let g = generate::generate(&GenerateOptions {
                 spec: spec(),
                 plain: Some(plain),
+                olmv1: None,
             })
             .expect("generate");
             black_box(g.tree.len())
@@ -73,6 +74,7 @@ fn bench(c: &mut Criterion) {
     let g = generate::generate(&GenerateOptions {
         spec: spec(),
         plain: Some(plain),
+        olmv1: None,
     })
     .expect("generate");
     g.tree.write(dir.path(), &g.owned_dirs).expect("write");

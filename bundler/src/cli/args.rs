@@ -12,12 +12,14 @@ use olm_bundler::catalog::declcfg::DeclarativeConfig;
 use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::flow::FlowOptions;
 use olm_bundler::deploy::objects::{Approval, CatalogAddress, InstallMode, parse_go_duration};
+use olm_bundler::deploy::olmv1::objects::UpgradePolicy;
 use olm_bundler::image::auth::Credentials;
 use olm_bundler::image::model::Image;
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::ops::image_output;
 use olm_bundler::ops::install::SpecInputs;
+use olm_bundler::ops::olmv1::V1Inputs;
 
 /// How to reach registries: shared by every command that talks to one.
 #[derive(Debug, Clone, Args)]
@@ -151,6 +153,55 @@ impl SpecArgs {
             poll_interval: self.poll_interval.clone(),
             operator_group_name: self.operator_group_name.clone(),
         }
+    }
+}
+
+/// OLM v1: the names of a ClusterExtension's objects (with `--olm-v1`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct V1NameArgs {
+    /// OLM v1: name of the ClusterExtension [default: the package name].
+    #[arg(long)]
+    pub extension_name: Option<String>,
+    /// OLM v1: the ServiceAccount operator-controller installs as, in the install namespace
+    /// [default: <extension>-installer].
+    #[arg(long)]
+    pub service_account: Option<String>,
+}
+
+/// OLM v1: which bundle the ClusterExtension installs (with `--olm-v1`, and `deploy generate`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct V1FilterArgs {
+    /// OLM v1: version constraint of the ClusterExtension (`1.2.3`, `>=1.0.0, <2.0.0`, `1.2.x`)
+    /// [default: the newest the channel offers].
+    #[arg(long, value_name = "RANGE")]
+    pub version_range: Option<String>,
+    /// OLM v1: upgradeConstraintPolicy: CatalogProvided (follow the catalog's upgrade edges) or
+    /// SelfCertified (any version the filters allow) [default: CatalogProvided].
+    #[arg(long, value_parser = parse_policy)]
+    pub upgrade_constraint_policy: Option<UpgradePolicy>,
+}
+
+fn parse_policy(s: &str) -> Result<UpgradePolicy, String> {
+    UpgradePolicy::parse(s).map_err(|e| e.message)
+}
+
+/// The library's OLM v1 inputs from the shared flag groups.
+pub fn v1_inputs(
+    package: &str,
+    names: &V1NameArgs,
+    filter: &V1FilterArgs,
+    spec: Option<&SpecArgs>,
+) -> V1Inputs {
+    V1Inputs {
+        package: package.to_string(),
+        extension_name: names.extension_name.clone(),
+        namespace: spec.and_then(|s| s.namespace.clone()),
+        service_account: names.service_account.clone(),
+        channel: spec.and_then(|s| s.channel.clone()),
+        version: filter.version_range.clone(),
+        upgrade_policy: filter.upgrade_constraint_policy,
+        catalog_name: spec.and_then(|s| s.catalog_name.clone()),
+        poll_interval: spec.map(|s| s.poll_interval.clone()),
     }
 }
 

@@ -8,14 +8,17 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use olm_bundler::deploy::generate::{self, GenerateOptions};
 
-use super::args::SpecArgs;
+use olm_bundler::ops::olmv1 as v1ops;
+
+use super::args::{SpecArgs, V1FilterArgs, V1NameArgs, v1_inputs};
 
 #[derive(Debug, Subcommand)]
 pub enum DeployCommand {
-    /// Write <output>/olm (CatalogSource, OperatorGroup, Subscription, kustomization) and,
-    /// with --manifests, <output>/plain (the install without OLM).
+    /// Write <output>/olm (CatalogSource, OperatorGroup, Subscription, kustomization), with
+    /// --bundle <output>/olmv1 (ClusterCatalog, ClusterExtension, installer ServiceAccount and
+    /// RBAC), and with --manifests <output>/plain (the install without OLM).
     #[command(
-        after_help = "Examples:\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --channel stable"
+        after_help = "Examples:\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --channel stable\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --bundle bundle/"
     )]
     Generate(GenerateArgs),
 }
@@ -34,6 +37,14 @@ pub struct GenerateArgs {
     /// for a YAML stream on stdin (e.g. `<operator> manifests --include-namespace`).
     #[arg(long)]
     pub manifests: Option<String>,
+    /// The operator's bundle directory: also write <output>/olmv1, OLM v1's install, with the
+    /// installer ServiceAccount's least-privilege RBAC derived from this bundle.
+    #[arg(long, value_name = "DIR")]
+    pub bundle: Option<PathBuf>,
+    #[command(flatten)]
+    pub v1_names: V1NameArgs,
+    #[command(flatten)]
+    pub v1_filter: V1FilterArgs,
     /// Root of the generated tree.
     #[arg(long, short, default_value = "deploy")]
     pub output: PathBuf,
@@ -64,7 +75,23 @@ fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         }
         Some(dir) => Some(generate::load_manifests_dir(Path::new(dir))?),
     };
-    let generated = generate::generate(&GenerateOptions { spec, plain })?;
+    let olmv1 = match &args.bundle {
+        None => None,
+        Some(dir) => Some(v1ops::generate_install(
+            &v1_inputs(
+                &args.package,
+                &args.v1_names,
+                &args.v1_filter,
+                Some(&args.spec),
+            ),
+            &args.catalog_image,
+            dir,
+        )?),
+    };
+    for n in olmv1.iter().flat_map(|v| &v.rbac.notes) {
+        eprintln!("note: {n}");
+    }
+    let generated = generate::generate(&GenerateOptions { spec, plain, olmv1 })?;
     let root = &args.output;
     if args.check {
         let stale = generated.tree.diff_against(root, &generated.owned_dirs);

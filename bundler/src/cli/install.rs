@@ -9,8 +9,9 @@ use olm_bundler::deploy::flow::{self, FlowError};
 use olm_bundler::deploy::objects::CatalogAddress;
 use olm_bundler::ops::install::{self as ops, BundleSource, Source, UpgradeTo, Upgraded};
 
-use super::args::{ClusterArgs, PublishArgs, SpecArgs, parse_address};
 use olm_bundler::ops::progress::CliProgress;
+
+use super::args::{ClusterArgs, PublishArgs, SpecArgs, V1FilterArgs, V1NameArgs, parse_address};
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
@@ -42,6 +43,18 @@ pub struct InstallArgs {
     /// Approve the InstallPlan when --approval Manual (otherwise stop and say how).
     #[arg(long)]
     pub approve: bool,
+    /// Install through OLM v1 (operator-controller): a ClusterCatalog for --catalog and a
+    /// ClusterExtension, waiting for it and for the operator's Deployments.
+    #[arg(long, conflicts_with_all = ["bundle", "catalog_address", "approve"], requires = "catalog")]
+    pub olm_v1: bool,
+    /// OLM v1: the bundle directory the installer ServiceAccount's least-privilege RBAC is
+    /// derived from (and applied); without it the account must already hold it.
+    #[arg(long, value_name = "DIR", requires = "olm_v1")]
+    pub bundle_dir: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub v1_names: V1NameArgs,
+    #[command(flatten)]
+    pub v1_filter: V1FilterArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -75,6 +88,14 @@ pub struct UpgradeArgs {
     pub bundle: Option<String>,
     #[command(flatten)]
     pub publish: PublishArgs,
+    /// Upgrade a ClusterExtension (OLM v1): --catalog repoints its ClusterCatalog, --channel,
+    /// --version-range and --upgrade-constraint-policy change its filters.
+    #[arg(long, conflicts_with_all = ["bundle", "catalog_address"])]
+    pub olm_v1: bool,
+    #[command(flatten)]
+    pub v1_names: V1NameArgs,
+    #[command(flatten)]
+    pub v1_filter: V1FilterArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -92,6 +113,12 @@ pub struct UninstallArgs {
     /// Also delete the namespace's OperatorGroup when no other Subscription uses it.
     #[arg(long)]
     pub delete_operator_group: bool,
+    /// Remove an OLM v1 install: the ClusterExtension (and with it the operator), then the
+    /// installer RBAC, ServiceAccount, ClusterCatalog and namespace olm created.
+    #[arg(long, conflicts_with_all = ["delete_crds", "delete_operator_group"])]
+    pub olm_v1: bool,
+    #[command(flatten)]
+    pub v1_names: V1NameArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -112,6 +139,12 @@ pub struct StatusArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value = "table")]
     pub output: OutputFormat,
+    /// Show an OLM v1 install: the ClusterExtension's conditions and installed bundle, its
+    /// ClusterCatalog and Deployments.
+    #[arg(long)]
+    pub olm_v1: bool,
+    #[command(flatten)]
+    pub v1_names: V1NameArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }

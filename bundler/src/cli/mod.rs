@@ -17,6 +17,7 @@ mod catalog_opm;
 mod deploy;
 mod image;
 mod install;
+mod install_v1;
 mod output;
 mod release;
 mod serve;
@@ -59,19 +60,23 @@ pub enum Command {
     Deploy(deploy::DeployCommand),
     /// Install a package from a catalog image through a Subscription, and wait for it.
     #[command(
-        after_help = "Examples:\n  olm install --catalog quay.io/org/my-catalog:latest --package my-operator --channel stable\n  olm install --catalog-address 192.168.1.10:50051 --package my-operator\n  olm install --bundle localhost:5000/org/my-operator-bundle:v0.1.0 --index-image localhost:5000/org/one-bundle-catalog"
+        after_help = "Examples:\n  olm install --catalog quay.io/org/my-catalog:latest --package my-operator --channel stable\n  olm install --olm-v1 --catalog quay.io/org/my-catalog:v1 --package my-operator --bundle-dir bundle/\n  olm install --catalog-address 192.168.1.10:50051 --package my-operator\n  olm install --bundle localhost:5000/org/my-operator-bundle:v0.1.0 --index-image localhost:5000/org/one-bundle-catalog"
     )]
     Install(Box<install::InstallArgs>),
     /// Move an installed package to the next version its Subscription resolves.
     #[command(
-        after_help = "Examples:\n  olm upgrade my-operator\n  olm upgrade my-operator --catalog quay.io/org/my-catalog:v2"
+        after_help = "Examples:\n  olm upgrade my-operator\n  olm upgrade my-operator --catalog quay.io/org/my-catalog:v2\n  olm upgrade my-operator --olm-v1 --version-range 0.3.x"
     )]
     Upgrade(install::UpgradeArgs),
     /// Remove what `olm install` created, in order, waiting for each deletion.
-    #[command(after_help = "Examples:\n  olm uninstall my-operator")]
+    #[command(
+        after_help = "Examples:\n  olm uninstall my-operator\n  olm uninstall my-operator --olm-v1"
+    )]
     Uninstall(install::UninstallArgs),
     /// Show the Subscription, InstallPlan, CSV and Deployments of an installed package.
-    #[command(after_help = "Examples:\n  olm status my-operator\n  olm status my-operator -o json")]
+    #[command(
+        after_help = "Examples:\n  olm status my-operator\n  olm status my-operator -o json\n  olm status my-operator --olm-v1"
+    )]
     Status(install::StatusArgs),
     /// The whole release: manifests, bundle, operator/bundle/catalog images, catalog/, deploy/.
     #[command(disable_version_flag = true)]
@@ -197,9 +202,41 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             CatalogCommand::List(c) => catalog_opm::list_cmd(c).await,
         },
         Command::Deploy(c) => deploy::run(c).await,
+        Command::Install(a) if a.olm_v1 => {
+            let a = *a;
+            install_v1::install(install_v1::Install {
+                package: a.package.unwrap_or_default(),
+                catalog: a.catalog.unwrap_or_default(),
+                spec: a.spec,
+                names: a.v1_names,
+                filter: a.v1_filter,
+                bundle_dir: a.bundle_dir,
+                cluster: a.cluster,
+            })
+            .await
+        }
         Command::Install(a) => install::install(*a).await,
+        Command::Upgrade(a) if a.olm_v1 => {
+            install_v1::upgrade(install_v1::Upgrade {
+                package: a.package,
+                namespace: a.namespace,
+                catalog: a.catalog,
+                channel: a.channel,
+                names: a.v1_names,
+                filter: a.v1_filter,
+                cluster: a.cluster,
+            })
+            .await
+        }
         Command::Upgrade(a) => install::upgrade(a).await,
+        Command::Uninstall(a) if a.olm_v1 => {
+            install_v1::uninstall(a.package, a.namespace, a.v1_names, a.cluster).await
+        }
         Command::Uninstall(a) => install::uninstall(a).await,
+        Command::Status(a) if a.olm_v1 => {
+            let json = matches!(a.output, install::OutputFormat::Json);
+            install_v1::status(a.package, a.v1_names, json, a.cluster).await
+        }
         Command::Status(a) => install::status(a).await,
         Command::Release(a) => release::run(*a).await,
         Command::Completion { shell } => {

@@ -7,6 +7,9 @@
 //!   `kustomize edit set image`.
 //! - `olm/all-namespaces/`: a kustomize Component that turns the OperatorGroup into an
 //!   AllNamespaces one (only when the base is not already AllNamespaces).
+//! - `olmv1/` (with a bundle): OLM v1's install: Namespace, the installer ServiceAccount and
+//!   its least-privilege RBAC (derived from the bundle), ClusterCatalog and ClusterExtension,
+//!   with a kustomization whose `images:` entry swaps the catalog image the same way.
 //! - `plain/`: the operator's own manifests (one file per object) and a kustomization, for
 //!   clusters without OLM. Custom resources of CRDs defined in the same input (samples) go to
 //!   `plain/samples/` with their own kustomization, because they cannot be applied in the same
@@ -19,6 +22,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::objects::{self, ImageRef, InstallMode, InstallSpec};
+use super::olmv1::objects::{self as v1objects, ExtensionSpec};
+use super::olmv1::rbac::InstallerRbac;
 use crate::atomic_write::FileTree;
 use crate::yaml::{self, YamlError};
 
@@ -63,6 +68,15 @@ pub struct GenerateOptions {
     pub spec: InstallSpec,
     /// The operator's own manifests for `plain/`; `None` leaves `plain/` alone.
     pub plain: Option<Vec<SourcedObject>>,
+    /// OLM v1's install for `olmv1/`; `None` leaves `olmv1/` alone.
+    pub olmv1: Option<OlmV1Install>,
+}
+
+/// What `olmv1/` holds: the extension and its installer's RBAC (from the bundle).
+#[derive(Debug, Clone)]
+pub struct OlmV1Install {
+    pub spec: ExtensionSpec,
+    pub rbac: InstallerRbac,
 }
 
 /// Generated tree plus the directories (relative to the root) it owns for stale-file removal.
@@ -163,6 +177,10 @@ pub fn generate(opts: &GenerateOptions) -> Result<Generated, GenerateError> {
         );
     }
 
+    if let Some(v1) = &opts.olmv1 {
+        owned.push("olmv1");
+        olmv1_tree(v1, &mut tree)?;
+    }
     if let Some(plain) = &opts.plain {
         owned.push("plain");
         owned.push("plain/samples");
@@ -172,6 +190,93 @@ pub fn generate(opts: &GenerateOptions) -> Result<Generated, GenerateError> {
         tree,
         owned_dirs: owned,
     })
+}
+
+/// `olmv1/`: one file per kind of object, RBAC in one stream, and the kustomization.
+fn olmv1_tree(v1: &OlmV1Install, tree: &mut FileTree) -> Result<(), GenerateError> {
+    let spec = &v1.spec;
+    spec.validate()?;
+    tree.insert(
+        "olmv1/namespace.yaml",
+        to_yaml_file("Namespace", &v1objects::namespace(spec))?,
+    );
+    tree.insert(
+        "olmv1/serviceaccount.yaml",
+        to_yaml_file("ServiceAccount", &v1objects::service_account(spec))?,
+    );
+    let r = &v1.rbac;
+    let mut docs: Vec<Value> = Vec::new();
+    let typed = |kind: &str, v: Value| -> Value {
+        let mut v = v;
+        v["apiVersion"] = json!("rbac.authorization.k8s.io/v1");
+        v["kind"] = json!(kind);
+        v
+    };
+    let value = |what: &str, v: Result<Value, serde_json::Error>| {
+        v.map_err(|e| GenerateError::Serialize {
+            what: what.to_string(),
+            message: e.to_string(),
+        })
+    };
+    for o in &r.cluster_roles {
+        docs.push(typed(
+            "ClusterRole",
+            value("ClusterRole", serde_json::to_value(o))?,
+        ));
+    }
+    for o in &r.cluster_role_bindings {
+        docs.push(typed(
+            "ClusterRoleBinding",
+            value("ClusterRoleBinding", serde_json::to_value(o))?,
+        ));
+    }
+    for o in &r.roles {
+        docs.push(typed("Role", value("Role", serde_json::to_value(o))?));
+    }
+    for o in &r.role_bindings {
+        docs.push(typed(
+            "RoleBinding",
+            value("RoleBinding", serde_json::to_value(o))?,
+        ));
+    }
+    let body = yaml::to_yaml_documents(&docs).map_err(|e| GenerateError::Serialize {
+        what: "installer RBAC".into(),
+        message: e.to_string(),
+    })?;
+    tree.insert("olmv1/rbac.yaml", format!("{HEADER}{body}"));
+    tree.insert(
+        "olmv1/clustercatalog.yaml",
+        to_yaml_file("ClusterCatalog", &v1objects::cluster_catalog(spec))?,
+    );
+    tree.insert(
+        "olmv1/clusterextension.yaml",
+        to_yaml_file("ClusterExtension", &v1objects::cluster_extension(spec))?,
+    );
+    tree.insert(
+        "olmv1/kustomizeconfig.yaml",
+        to_yaml_file(
+            "kustomizeconfig",
+            &json!({"images": [{"path": "spec/source/image/ref", "kind": "ClusterCatalog"}]}),
+        )?,
+    );
+    let image = ImageRef::parse(&spec.catalog.image).map_err(|m| objects::InvalidInput {
+        field: "--catalog-image",
+        message: m,
+    })?;
+    tree.insert(
+        "olmv1/kustomization.yaml",
+        to_yaml_file(
+            "kustomization",
+            &json!({
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": ["namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "clustercatalog.yaml", "clusterextension.yaml"],
+                "configurations": ["kustomizeconfig.yaml"],
+                "images": [image_entry(&image)],
+            }),
+        )?,
+    );
+    Ok(())
 }
 
 /// A kustomize `images:` entry that maps the image onto itself: the hook for overrides.

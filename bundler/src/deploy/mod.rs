@@ -17,5 +17,6 @@ pub mod cluster;
 pub mod flow;
 pub mod generate;
 pub mod objects;
+pub mod olmv1;
 pub mod types;
 pub mod wait;

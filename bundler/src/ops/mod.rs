@@ -10,6 +10,7 @@ pub mod catalog_source;
 pub mod catalog_validate;
 pub mod image_output;
 pub mod install;
+pub mod olmv1;
 pub mod progress;
 pub mod release;
 pub mod serve;

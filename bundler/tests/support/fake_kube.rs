@@ -45,7 +45,17 @@ pub const COLLECTIONS: &[&str] = &[
     "namespaces",
     "customresourcedefinitions",
     "deployments",
+    "clustercatalogs",
+    "clusterextensions",
+    "serviceaccounts",
+    "clusterroles",
+    "clusterrolebindings",
+    "roles",
+    "rolebindings",
 ];
+
+/// OLM v1's API group, served when `olm_installed`.
+pub const OLMV1: &str = "/apis/olm.operatorframework.io/v1";
 
 pub fn status(code: u16, reason: &str) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -78,6 +88,21 @@ pub fn discovery(gv: &str, names: &[(&str, &str)]) -> Value {
 
 pub fn serve_one(server: &mut Server, method: &str, path: &str, body: Value) -> (u16, Value) {
     (server.controller)(&mut server.objects);
+    if path == OLMV1 {
+        if !server.olm_installed {
+            return (404, status(404, "NotFound"));
+        }
+        return (
+            200,
+            discovery(
+                "olm.operatorframework.io/v1",
+                &[
+                    ("clustercatalogs", "ClusterCatalog"),
+                    ("clusterextensions", "ClusterExtension"),
+                ],
+            ),
+        );
+    }
     if path == V1A1 || path == V1 {
         if !server.olm_installed {
             return (404, status(404, "NotFound"));

@@ -76,6 +76,13 @@ pub enum FlowError {
         .missing.join(", ")
     )]
     OlmMissing { missing: Vec<String> },
+    #[error(
+        "OLM v1 is not installed on this cluster: the API server does not serve {}.\n\
+         Install operator-controller and catalogd first, for example:\n  \
+         curl -L -s https://github.com/operator-framework/operator-controller/releases/latest/download/install.sh | bash -s",
+        .missing.join(", ")
+    )]
+    OlmV1Missing { missing: Vec<String> },
     #[error(transparent)]
     Invalid(#[from] InvalidInput),
     #[error("{0}")]
@@ -112,7 +119,7 @@ impl FlowError {
     }
 }
 
-fn api_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> FlowError {
+pub(in crate::deploy) fn api_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> FlowError {
     let what = what.into();
     move |source| FlowError::Api { what, source }
 }
@@ -188,7 +195,9 @@ pub async fn check_olm(client: &Client) -> Result<(), FlowError> {
     }
 }
 
-fn ours(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> bool {
+pub(in crate::deploy) fn ours(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> bool {
     meta.labels
         .as_ref()
         .and_then(|l| l.get(MANAGED_BY_LABEL))

@@ -505,7 +505,11 @@ pub(super) fn deploy(
             Some(objects)
         }
     };
-    let generated = deploy_generate::generate(&deploy_generate::GenerateOptions { spec, plain })?;
+    let generated = deploy_generate::generate(&deploy_generate::GenerateOptions {
+        spec,
+        plain,
+        olmv1: None,
+    })?;
     let n = generated.tree.len();
     Ok((
         (generated, d.output.clone()),

@@ -1,0 +1,228 @@
+//! `uninstall --olm-v1`: the ClusterExtension first (operator-controller removes what it
+//! installed), then what install created for it, when it is ours.
+
+use super::*;
+
+/// What `uninstall --olm-v1` did, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct V1UninstallOutcome {
+    pub deleted: Vec<String>,
+    pub kept: Vec<String>,
+}
+
+async fn delete<K>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    opts: &WaitOptions,
+    progress: &mut dyn Progress,
+    out: &mut V1UninstallOutcome,
+) -> Result<(), FlowError>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync,
+{
+    progress.step(&format!("Deleting {what}"));
+    let deleted = wait::delete_and_wait(api, name, what, opts, &mut |s| progress.update(s))
+        .await
+        .map_err(|source| FlowError::Wait {
+            source,
+            diagnostics: Vec::new(),
+        })?;
+    progress.done(if deleted { "deleted" } else { "already gone" });
+    if deleted {
+        out.deleted.push(what.to_string());
+    }
+    Ok(())
+}
+
+/// Deletes an object when it exists and carries our label; reports a foreign one as kept.
+async fn delete_ours<K>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    opts: &WaitOptions,
+    progress: &mut dyn Progress,
+    out: &mut V1UninstallOutcome,
+) -> Result<(), FlowError>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync,
+{
+    match api.get_opt(name).await.map_err(api_err(what))? {
+        None => Ok(()),
+        Some(o) if ours(o.meta()) => delete(api, name, what, opts, progress, out).await,
+        Some(_) => {
+            out.kept.push(format!("{what} (not created by olm)"));
+            Ok(())
+        }
+    }
+}
+
+/// Removes the ClusterExtension `spec.extension` and waits until it is gone (operator-controller
+/// deletes the operator, its CRDs and RBAC with it), then the installer RBAC, ServiceAccount,
+/// ClusterCatalog (unless another ClusterExtension pins it) and namespace that olm created.
+pub async fn uninstall(
+    client: &Client,
+    spec: &V1Names,
+    opts: FlowOptions,
+    progress: &mut dyn Progress,
+) -> Result<V1UninstallOutcome, FlowError> {
+    let wopts = wait_options(opts);
+    progress.step("Checking that OLM v1 is installed");
+    check_olmv1(client).await?;
+    progress.done("olm.operatorframework.io/v1 found");
+    let mut out = V1UninstallOutcome::default();
+    let ce_api: Api<ClusterExtension> = Api::all(client.clone());
+    let ext = &spec.extension;
+    let existing = ce_api
+        .get_opt(ext)
+        .await
+        .map_err(api_err(format!("ClusterExtension {ext}")))?;
+    // What the extension used, so a re-run after a partial uninstall still cleans up.
+    let (namespace, account, catalog) = match &existing {
+        Some(ce) => (
+            ce.spec.namespace.clone(),
+            ce.spec.service_account.name.clone(),
+            ce.spec
+                .source
+                .catalog
+                .as_ref()
+                .and_then(|c| c.selector.as_ref())
+                .and_then(|s| s.pointer("/matchLabels"))
+                .and_then(|m| m.get(super::super::types::CATALOG_NAME_LABEL))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+                .unwrap_or_else(|| spec.catalog.clone()),
+        ),
+        None => (
+            spec.namespace.clone(),
+            spec.service_account.clone(),
+            spec.catalog.clone(),
+        ),
+    };
+    delete(
+        &ce_api,
+        ext,
+        &format!("ClusterExtension {ext}"),
+        &wopts,
+        progress,
+        &mut out,
+    )
+    .await?;
+
+    let installer = format!("{ext}-installer");
+    for name in [installer.clone(), format!("{ext}-installer-grants")] {
+        let api: Api<ClusterRoleBinding> = Api::all(client.clone());
+        delete_ours(
+            &api,
+            &name,
+            &format!("ClusterRoleBinding {name}"),
+            &wopts,
+            progress,
+            &mut out,
+        )
+        .await?;
+        let api: Api<ClusterRole> = Api::all(client.clone());
+        delete_ours(
+            &api,
+            &name,
+            &format!("ClusterRole {name}"),
+            &wopts,
+            progress,
+            &mut out,
+        )
+        .await?;
+    }
+    let rb_api: Api<RoleBinding> = Api::all(client.clone());
+    let mut namespaced: Vec<String> = rb_api
+        .list(&ListParams::default())
+        .await
+        .map_err(api_err("listing RoleBindings"))?
+        .items
+        .into_iter()
+        .filter(|rb| rb.metadata.name.as_deref() == Some(installer.as_str()) && ours(&rb.metadata))
+        .filter_map(|rb| rb.metadata.namespace)
+        .collect();
+    namespaced.sort();
+    for ns in namespaced {
+        let api: Api<RoleBinding> = Api::namespaced(client.clone(), &ns);
+        delete_ours(
+            &api,
+            &installer,
+            &format!("RoleBinding {ns}/{installer}"),
+            &wopts,
+            progress,
+            &mut out,
+        )
+        .await?;
+        let api: Api<Role> = Api::namespaced(client.clone(), &ns);
+        delete_ours(
+            &api,
+            &installer,
+            &format!("Role {ns}/{installer}"),
+            &wopts,
+            progress,
+            &mut out,
+        )
+        .await?;
+    }
+    let sa_api: Api<ServiceAccount> = Api::namespaced(client.clone(), &namespace);
+    delete_ours(
+        &sa_api,
+        &account,
+        &format!("ServiceAccount {namespace}/{account}"),
+        &wopts,
+        progress,
+        &mut out,
+    )
+    .await?;
+
+    let others: Vec<String> = ce_api
+        .list(&ListParams::default())
+        .await
+        .map_err(api_err("listing ClusterExtensions"))?
+        .items
+        .into_iter()
+        .filter(|ce| {
+            ce.metadata.name.as_deref() != Some(ext.as_str())
+                && ce
+                    .spec
+                    .source
+                    .catalog
+                    .as_ref()
+                    .and_then(|c| c.selector.as_ref())
+                    .and_then(|s| s.pointer("/matchLabels"))
+                    .and_then(|m| m.get(super::super::types::CATALOG_NAME_LABEL))
+                    .and_then(|v| v.as_str())
+                    == Some(catalog.as_str())
+        })
+        .filter_map(|ce| ce.metadata.name)
+        .collect();
+    let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
+    if others.is_empty() {
+        delete_ours(
+            &cc_api,
+            &catalog,
+            &format!("ClusterCatalog {catalog}"),
+            &wopts,
+            progress,
+            &mut out,
+        )
+        .await?;
+    } else {
+        out.kept.push(format!(
+            "ClusterCatalog {catalog} (still used by {})",
+            others.join(", ")
+        ));
+    }
+    let ns_api: Api<Namespace> = Api::all(client.clone());
+    delete_ours(
+        &ns_api,
+        &namespace,
+        &format!("Namespace {namespace}"),
+        &wopts,
+        progress,
+        &mut out,
+    )
+    .await?;
+    Ok(out)
+}
