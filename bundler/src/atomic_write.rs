@@ -108,6 +108,33 @@ impl FileTree {
 
     /// Compares the tree with what is on disk under `root`, for `--check`: returns the relative
     /// paths that differ, are missing, or are extra (within `owned_dirs`, relative to root).
+    /// How `rel` under `root` differs from this tree: `missing x`, `extra x`, or
+    /// `differs x:N: ...` at the first differing line.
+    pub fn describe_difference(&self, root: &Path, rel: &Path) -> String {
+        let shown = root.join(rel).display().to_string();
+        let Some(want) = self.get(rel) else {
+            return format!("extra   {shown} (not generated any more)");
+        };
+        let Ok(have) = std::fs::read(root.join(rel)) else {
+            return format!("missing {shown}");
+        };
+        let want = String::from_utf8_lossy(want);
+        let have = String::from_utf8_lossy(&have);
+        let (mut w, mut h) = (want.lines(), have.lines());
+        let mut line = 1;
+        loop {
+            match (w.next(), h.next()) {
+                (Some(a), Some(b)) if a == b => line += 1,
+                (Some(a), Some(b)) => {
+                    return format!("differs {shown}:{line}: have {b:?}, want {a:?}");
+                }
+                (Some(a), None) => return format!("differs {shown}:{line}: missing line {a:?}"),
+                (None, Some(b)) => return format!("differs {shown}:{line}: extra line {b:?}"),
+                (None, None) => return format!("differs {shown} (line endings)"),
+            }
+        }
+    }
+
     pub fn diff_against(&self, root: &Path, owned_dirs: &[&str]) -> Vec<PathBuf> {
         let mut out = Vec::new();
         for (rel, bytes) in &self.files {

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod cli;
+#[cfg(test)]
+mod cli_tests;
 
 fn main() -> ExitCode {
     if let Some(code) = olm_bundler::serve::runtime::probe::main_if_invoked_as_probe() {

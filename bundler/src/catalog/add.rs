@@ -74,6 +74,31 @@ pub enum AddError {
 }
 
 /// Adds the bundle and re-renders; returns the files to write (nothing is written here).
+impl AddOutcome {
+    /// `--check`: the files that would change, as lines for the user (none: nothing would).
+    pub fn would_change(&self) -> Vec<String> {
+        let diff = self.files.diff_against(&self.package_dir, &[]);
+        let path = |d: &PathBuf| self.package_dir.join(d).display().to_string();
+        diff.iter()
+            .map(|d| format!("would change {}", path(d)))
+            .collect()
+    }
+
+    /// Writes the package's files; returns the line that says what was written.
+    pub fn write(&self) -> Result<String, crate::atomic_write::WriteError> {
+        let changes = self.files.write(&self.package_dir, &[])?;
+        Ok(format!(
+            "added {} to package {:?}: {} written, {} unchanged ({} and {})",
+            self.bundle,
+            self.package,
+            changes.written.len(),
+            changes.unchanged,
+            self.template.display(),
+            self.catalog.display()
+        ))
+    }
+}
+
 pub fn add(opts: &AddOptions) -> Result<AddOutcome, AddError> {
     if opts.channels.is_empty() {
         return Err(AddError::Usage(

@@ -177,6 +177,31 @@ impl Table for BundleRow {
 
 /// The table as opm prints it: Go's `tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)`, i.e. every
 /// column but the last padded to its widest cell (in characters) plus two spaces.
+/// What `olm catalog list` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    Packages,
+    Channels,
+    Bundles,
+}
+
+/// The rows of `listing` (of `package` only, for channels and bundles), as a table or JSON.
+pub fn render(
+    m: &Model,
+    listing: Listing,
+    package: Option<&str>,
+    as_json: bool,
+) -> Result<String, ListError> {
+    fn out<T: Table + Serialize>(rows: &[T], as_json: bool) -> String {
+        if as_json { json(rows) } else { table(rows) }
+    }
+    Ok(match listing {
+        Listing::Packages => out(&packages(m), as_json),
+        Listing::Channels => out(&channels(m, package)?, as_json),
+        Listing::Bundles => out(&bundles(m, package)?, as_json),
+    })
+}
+
 pub fn table<T: Table>(rows: &[T]) -> String {
     let lines: Vec<Vec<String>> =
         std::iter::once(T::HEADER.iter().map(|s| s.to_string()).collect())

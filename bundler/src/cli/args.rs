@@ -239,40 +239,24 @@ impl ClusterArgs {
     }
 }
 
-/// How `--bundle` publishes the catalog it builds: shared by `olm install` and `olm upgrade`.
+/// How `--bundle` publishes the catalog it builds: shared by `olm install` and `olm upgrade`
+/// (each flag requires `--bundle`: without it nothing is built).
 #[derive(Debug, Clone, Args)]
 pub struct PublishArgs {
     /// Where to push the catalog image built for --bundle; a reference without a tag gets the
     /// CSV name as tag [default: the bundle's repository with `-index` appended, tagged with
     /// the CSV name]. The cluster must be able to pull it.
-    #[arg(long, value_name = "REF")]
+    #[arg(long, value_name = "REF", requires = "bundle")]
     pub index_image: Option<String>,
     /// The olm binary the catalog image serves the catalog with (Linux, for the cluster's
     /// architecture) [default: this olm].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", requires = "bundle")]
     pub olm_binary: Option<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
 
 impl PublishArgs {
-    /// `--index-image`/`--olm-binary` without `--bundle` is a usage mistake (exit 2): nothing
-    /// would be built.
-    pub fn unused_without_bundle(&self, bundle: Option<&String>) -> Option<ExitCode> {
-        let flag = match (&self.index_image, &self.olm_binary) {
-            (Some(_), _) => "--index-image",
-            (None, Some(_)) => "--olm-binary",
-            (None, None) => return None,
-        };
-        if bundle.is_some() {
-            return None;
-        }
-        eprintln!(
-            "error: {flag} applies only with --bundle (it names how the bundle's catalog is built)"
-        );
-        Some(ExitCode::from(2))
-    }
-
     /// The catalog image build of `olm catalog build` (host CA bundle when present,
     /// SOURCE_DATE_EPOCH) and the registry options of `olm image push`.
     pub fn catalog_build(&self) -> anyhow::Result<CatalogBuild> {
@@ -340,18 +324,9 @@ impl OutputArgs {
         dest: &ImageRef,
         opts: &RegistryOptions,
     ) -> anyhow::Result<ExitCode> {
-        deliver(image, dest, self.digestfile.as_deref(), opts).await
+        let file = self.digestfile.as_deref();
+        let stored = image_output::deliver(image, dest, file, opts).await?;
+        super::output::print(&format!("{}\n", stored.pinned))?;
+        Ok(ExitCode::SUCCESS)
     }
-}
-
-/// Stores `image` at `dest` (and its digest in `digestfile`) and prints its pinned reference.
-pub async fn deliver(
-    image: &Image,
-    dest: &ImageRef,
-    digestfile: Option<&std::path::Path>,
-    opts: &RegistryOptions,
-) -> anyhow::Result<ExitCode> {
-    let stored = image_output::deliver(image, dest, digestfile, opts).await?;
-    super::output::print(&format!("{}\n", stored.pinned))?;
-    Ok(ExitCode::SUCCESS)
 }

@@ -371,21 +371,12 @@ pub fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{w}");
     }
     if a.check {
-        let diff = outcome.files.diff_against(&outcome.package_dir, &[]);
-        for d in &diff {
-            println!("would change {}", outcome.package_dir.join(d).display());
+        let lines = outcome.would_change();
+        for line in &lines {
+            println!("{line}");
         }
-        return Ok(exit(!diff.is_empty()));
+        return Ok(exit(!lines.is_empty()));
     }
-    let changes = outcome.files.write(&outcome.package_dir, &[])?;
-    eprintln!(
-        "added {} to package {:?}: {} written, {} unchanged ({} and {})",
-        outcome.bundle,
-        outcome.package,
-        changes.written.len(),
-        changes.unchanged,
-        outcome.template.display(),
-        outcome.catalog.display()
-    );
+    eprintln!("{}", outcome.write()?);
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 use olm_bundler::ops::catalog_source::{self, CatalogModelError};
 
-use olm_bundler::catalog::{convert, init, list};
+use olm_bundler::catalog::list::{self, Listing};
+use olm_bundler::catalog::{convert, init};
 
 use super::args::FbcFormat;
 use super::output::emit;
@@ -130,11 +131,11 @@ pub struct ListArgs {
 
 pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
     let (what, a) = match cmd {
-        ListCommand::Packages(a) => ("packages", a),
-        ListCommand::Channels(a) => ("channels", a),
-        ListCommand::Bundles(a) => ("bundles", a),
+        ListCommand::Packages(a) => (Listing::Packages, a),
+        ListCommand::Channels(a) => (Listing::Channels, a),
+        ListCommand::Bundles(a) => (Listing::Bundles, a),
     };
-    if what == "packages" && a.package.is_some() {
+    if what == Listing::Packages && a.package.is_some() {
         eprintln!("error: `list packages` takes no package name");
         return Ok(ExitCode::from(2));
     }
@@ -146,15 +147,8 @@ pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    let package = a.package.as_deref();
-    let text = match (what, a.output) {
-        ("packages", ListFormat::Table) => list::table(&list::packages(&m)),
-        ("packages", ListFormat::Json) => list::json(&list::packages(&m)),
-        ("channels", ListFormat::Table) => list::table(&list::channels(&m, package)?),
-        ("channels", ListFormat::Json) => list::json(&list::channels(&m, package)?),
-        (_, ListFormat::Table) => list::table(&list::bundles(&m, package)?),
-        (_, ListFormat::Json) => list::json(&list::bundles(&m, package)?),
-    };
+    let as_json = a.output == ListFormat::Json;
+    let text = list::render(&m, what, a.package.as_deref(), as_json)?;
     emit(&text, None)?;
     Ok(ExitCode::SUCCESS)
 }

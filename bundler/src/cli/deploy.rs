@@ -1,14 +1,10 @@
 //! `olm deploy ...`: the checked-in install manifests.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
-use olm_bundler::deploy::generate::{self, GenerateOptions};
-
-use olm_bundler::ops::olmv1 as v1ops;
+use olm_bundler::ops::deploy_generate::{self, DeployRequest, Deployed};
 
 use super::args::{SpecArgs, V1FilterArgs, V1NameArgs, v1_inputs};
 
@@ -60,106 +56,51 @@ pub async fn run(cmd: DeployCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
-    let spec = args
-        .spec
-        .inputs(&args.package)
-        .to_spec(&args.catalog_image)?;
-    let plain = match args.manifests.as_deref() {
-        None => None,
-        Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("<stdin>: cannot read manifests")?;
-            Some(generate::parse_manifests("<stdin>", &text)?)
-        }
-        Some(dir) => Some(generate::load_manifests_dir(Path::new(dir))?),
+    let olmv1 = args.bundle.map(|dir| {
+        let inputs = v1_inputs(
+            &args.package,
+            &args.v1_names,
+            &args.v1_filter,
+            Some(&args.spec),
+        );
+        (inputs, dir)
+    });
+    let req = DeployRequest {
+        spec: args.spec.inputs(&args.package),
+        catalog_image: args.catalog_image,
+        manifests: args.manifests,
+        olmv1,
+        output: args.output,
+        check: args.check,
     };
-    let olmv1 = match &args.bundle {
-        None => None,
-        Some(dir) => Some(v1ops::generate_install(
-            &v1_inputs(
-                &args.package,
-                &args.v1_names,
-                &args.v1_filter,
-                Some(&args.spec),
-            ),
-            &args.catalog_image,
-            dir,
-        )?),
-    };
-    for n in olmv1.iter().flat_map(|v| &v.rbac.notes) {
+    let (deployed, notes) = deploy_generate::generate(&req)?;
+    for n in notes {
         eprintln!("note: {n}");
     }
-    let generated = generate::generate(&GenerateOptions { spec, plain, olmv1 })?;
-    let root = &args.output;
-    if args.check {
-        let stale = generated.tree.diff_against(root, &generated.owned_dirs);
-        if stale.is_empty() {
-            println!(
-                "{} is up to date ({} files)",
-                root.display(),
-                generated.tree.len()
-            );
-            return Ok(ExitCode::SUCCESS);
-        }
-        eprintln!(
-            "{} is stale; re-run the command in {}/README.md without --check:",
-            root.display(),
-            root.display()
-        );
-        for rel in stale {
-            eprintln!("  {}", describe_difference(&generated.tree, root, &rel));
-        }
-        return Ok(ExitCode::FAILURE);
-    }
-    let changes = generated
-        .tree
-        .write(root, &generated.owned_dirs)
-        .context("writing the deploy tree")?;
-    for p in &changes.written {
-        println!("wrote {}", root.join(p).display());
-    }
-    for p in &changes.removed {
-        println!("removed {}", root.join(p).display());
-    }
-    println!(
-        "{}: {} written, {} removed, {} unchanged",
-        root.display(),
-        changes.written.len(),
-        changes.removed.len(),
-        changes.unchanged
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `missing x`, `extra x`, or `x: line N differs` (the first differing line).
-fn describe_difference(
-    tree: &olm_bundler::atomic_write::FileTree,
-    root: &Path,
-    rel: &Path,
-) -> String {
-    let shown = root.join(rel).display().to_string();
-    let Some(want) = tree.get(rel) else {
-        return format!("extra   {shown} (not generated any more)");
-    };
-    let Ok(have) = std::fs::read(root.join(rel)) else {
-        return format!("missing {shown}");
-    };
-    let want = String::from_utf8_lossy(want);
-    let have = String::from_utf8_lossy(&have);
-    let mut w = want.lines();
-    let mut h = have.lines();
-    let mut line = 1;
-    loop {
-        match (w.next(), h.next()) {
-            (Some(a), Some(b)) if a == b => line += 1,
-            (Some(a), Some(b)) => {
-                return format!("differs {shown}:{line}: have {b:?}, want {a:?}");
+    let root = req.output.display();
+    match deployed {
+        Deployed::UpToDate(files) => println!("{root} is up to date ({files} files)"),
+        Deployed::Stale(lines) => {
+            eprintln!("{root} is stale; re-run the command in {root}/README.md without --check:");
+            for line in lines {
+                eprintln!("  {line}");
             }
-            (Some(a), None) => return format!("differs {shown}:{line}: missing line {a:?}"),
-            (None, Some(b)) => return format!("differs {shown}:{line}: extra line {b:?}"),
-            (None, None) => return format!("differs {shown} (line endings)"),
+            return Ok(ExitCode::FAILURE);
+        }
+        Deployed::Written(changes) => {
+            for p in &changes.written {
+                println!("wrote {}", req.output.join(p).display());
+            }
+            for p in &changes.removed {
+                println!("removed {}", req.output.join(p).display());
+            }
+            let (w, r, u) = (
+                changes.written.len(),
+                changes.removed.len(),
+                changes.unchanged,
+            );
+            println!("{root}: {w} written, {r} removed, {u} unchanged");
         }
     }
+    Ok(ExitCode::SUCCESS)
 }

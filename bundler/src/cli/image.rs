@@ -4,17 +4,18 @@
 //! registry `-t` names. The pinned reference (`registry/repo@sha256:...`) goes to stdout, a
 //! one-line summary of what was uploaded to the log on stderr.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use olm_bundler::atomic_write;
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::transfer;
-use olm_bundler::ops::image_output::{self, OperatorImageError, OperatorImageRequest};
+use olm_bundler::ops::image_output::{
+    self, Direction, MoveError, OperatorImageError, OperatorImageRequest,
+};
 
-use super::args::{OutputArgs, RegistryArgs, deliver};
+use super::args::{OutputArgs, RegistryArgs};
 use super::output::{print, usage};
 
 #[derive(Debug, Subcommand)]
@@ -45,11 +46,6 @@ pub enum ImageCommand {
         after_help = "Examples:\n  olm image copy oci:target/operator:v0.1.0 localhost:5000/org/my-operator:v0.1.0"
     )]
     Copy(CopyArgs),
-}
-
-/// A usage mistake (exit code 2), as a command's result.
-fn bad_usage(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
-    Ok(usage(msg))
 }
 
 pub async fn run(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
@@ -110,7 +106,7 @@ pub struct ImageBuildArgs {
 async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
     let dest = match a.output.destination() {
         Ok(d) => d,
-        Err(msg) => return bad_usage(msg),
+        Err(msg) => return Ok(usage(msg)),
     };
     let opts = a.registry.options()?;
     let req = OperatorImageRequest {
@@ -129,7 +125,7 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
     };
     let image = match image_output::operator_image(&req) {
         Ok(image) => image,
-        Err(OperatorImageError::Usage(msg)) => return bad_usage(msg),
+        Err(OperatorImageError::Usage(msg)) => return Ok(usage(msg)),
         Err(e) => return Err(e.into()),
     };
     a.output.deliver(&image, &dest, &opts).await
@@ -150,23 +146,12 @@ pub struct PushArgs {
 }
 
 async fn image_push(a: PushArgs) -> anyhow::Result<ExitCode> {
-    let src = ImageRef::parse(&a.source)?;
-    let dst = ImageRef::parse(&a.destination)?;
-    if src.is_registry() {
-        return bad_usage(format!(
-            "{}: push reads a local OCI layout (oci:<dir>[:tag]); use `olm image copy` between registries",
-            a.source
-        ));
-    }
-    if !dst.is_registry() {
-        return bad_usage(format!(
-            "{}: push needs a registry reference as destination",
-            a.destination
-        ));
-    }
-    let opts = a.registry.options()?;
-    let image = transfer::load(&src, &opts).await?;
-    deliver(&image, &dst, a.digestfile.as_deref(), &opts).await
+    let (src, dst, file) = (
+        &a.source,
+        Some(a.destination.as_str()),
+        a.digestfile.as_deref(),
+    );
+    moved(Direction::Push, src, dst, None, file, &a.registry).await
 }
 
 /// `olm image pull <ref> oci:<dir>[:tag]` or `olm image pull <ref> --rootfs <dir>`.
@@ -188,32 +173,16 @@ pub struct PullArgs {
 }
 
 async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
-    let src = ImageRef::parse(&a.source)?;
-    let dst = a.destination.as_deref().map(ImageRef::parse).transpose()?;
-    if let Some(d) = &dst
-        && d.is_registry()
-    {
-        return bad_usage(format!(
-            "{}: pull writes a local OCI layout (oci:<dir>[:tag]); use `olm image copy` between registries",
-            d
-        ));
-    }
-    let opts = a.registry.options()?;
-    let image = transfer::load(&src, &opts).await?;
-    if let Some(root) = &a.rootfs {
-        olm_bundler::image::unpack::unpack_image(&image, root)?;
-        tracing::info!("{}: unpacked {} into {}", src, image.digest, root.display());
-    }
-    match &dst {
-        Some(d) => deliver(&image, d, a.digestfile.as_deref(), &opts).await,
-        None => {
-            if let Some(path) = &a.digestfile {
-                atomic_write::write_atomic(path, image.digest.as_bytes())?;
-            }
-            print(&format!("{}\n", image.digest))?;
-            Ok(ExitCode::SUCCESS)
-        }
-    }
+    let (src, dst, file) = (&a.source, a.destination.as_deref(), a.digestfile.as_deref());
+    moved(
+        Direction::Pull,
+        src,
+        dst,
+        a.rootfs.as_deref(),
+        file,
+        &a.registry,
+    )
+    .await
 }
 
 /// `olm image inspect <ref>`.
@@ -256,9 +225,30 @@ pub struct CopyArgs {
 }
 
 async fn image_copy(a: CopyArgs) -> anyhow::Result<ExitCode> {
-    let src = ImageRef::parse(&a.source)?;
-    let dst = ImageRef::parse(&a.destination)?;
-    let opts = a.registry.options()?;
-    let image = transfer::load(&src, &opts).await?;
-    deliver(&image, &dst, a.digestfile.as_deref(), &opts).await
+    let (src, dst, file) = (
+        &a.source,
+        Some(a.destination.as_str()),
+        a.digestfile.as_deref(),
+    );
+    moved(Direction::Copy, src, dst, None, file, &a.registry).await
+}
+
+/// Moves an image and prints its pinned reference (or its digest when only unpacked).
+async fn moved(
+    direction: Direction,
+    source: &str,
+    destination: Option<&str>,
+    rootfs: Option<&Path>,
+    digestfile: Option<&Path>,
+    registry: &RegistryArgs,
+) -> anyhow::Result<ExitCode> {
+    let opts = registry.options()?;
+    match image_output::move_image(direction, source, destination, rootfs, digestfile, &opts).await
+    {
+        Ok((_, Some(stored))) => print(&format!("{}\n", stored.pinned))?,
+        Ok((digest, None)) => print(&format!("{digest}\n"))?,
+        Err(MoveError::Usage(msg)) => return Ok(usage(msg)),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -7,11 +7,14 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use olm_bundler::deploy::flow::{self, FlowError};
 use olm_bundler::deploy::objects::CatalogAddress;
-use olm_bundler::ops::install::{self as ops, BundleSource, Source, UpgradeTo, Upgraded};
+use olm_bundler::ops::install::{self as ops, BundleSource, Source, UpgradeTo};
+use olm_bundler::ops::olmv1;
 
 use olm_bundler::ops::progress::CliProgress;
 
-use super::args::{ClusterArgs, PublishArgs, SpecArgs, V1FilterArgs, V1NameArgs, parse_address};
+use super::args::{
+    ClusterArgs, PublishArgs, SpecArgs, V1FilterArgs, V1NameArgs, parse_address, v1_inputs,
+};
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
@@ -149,23 +152,27 @@ pub struct StatusArgs {
     pub cluster: ClusterArgs,
 }
 
-/// Prints a flow error with its diagnostics and returns exit code 1.
-fn report_flow_error(progress: &mut CliProgress, err: FlowError) -> anyhow::Result<ExitCode> {
+/// Prints a flow error with what the cluster reports, and returns exit code 1.
+fn failed(progress: &mut CliProgress, err: FlowError) -> anyhow::Result<ExitCode> {
     progress.fail();
-    eprintln!("error: {err}");
-    let diagnostics = err.diagnostics();
-    if !diagnostics.is_empty() {
-        eprintln!("what the cluster reports:");
-        for line in diagnostics {
-            eprintln!("  {line}");
-        }
-    }
+    eprint!("{}", err.report());
     Ok(ExitCode::FAILURE)
 }
 
+/// Prints a flow's result, or its error.
+fn done(progress: &mut CliProgress, r: Result<String, FlowError>) -> anyhow::Result<ExitCode> {
+    match r {
+        Ok(summary) => {
+            print!("{summary}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => failed(progress, e),
+    }
+}
+
 pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
-    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
-        return Ok(code);
+    if args.olm_v1 {
+        return install_v1(args).await;
     }
     let mut progress = CliProgress::new();
     let source = match (args.bundle, args.catalog, args.catalog_address) {
@@ -186,47 +193,46 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
     let package = args.package.clone().unwrap_or_default();
     let plan = ops::plan(args.spec.inputs(&package), args.package, source)?;
     let client = args.cluster.client().await?;
-    match ops::install(
-        &client,
-        plan,
-        args.approve,
-        args.cluster.flow_options(),
-        &mut progress,
-    )
-    .await
-    {
-        Ok(out) if out.pending_approval => {
-            println!(
-                "InstallPlan {ns}/{ip} for {csv} waits for manual approval. Approve it with\n  \
-                 kubectl -n {ns} patch installplan {ip} --type merge -p '{{\"spec\":{{\"approved\":true}}}}'\n\
-                 or re-run with --approve.",
-                ns = out.namespace,
-                ip = out.install_plan,
-                csv = out.csv
+    let (approve, opts) = (args.approve, args.cluster.flow_options());
+    let out = ops::install(&client, plan, approve, opts, &mut progress).await;
+    done(&mut progress, out.map(|o| o.summary()))
+}
+
+async fn install_v1(a: InstallArgs) -> anyhow::Result<ExitCode> {
+    let package = a.package.unwrap_or_default();
+    let inputs = v1_inputs(&package, &a.v1_names, &a.v1_filter, Some(&a.spec));
+    let spec = inputs.to_spec(&a.catalog.unwrap_or_default())?;
+    let rbac = match &a.bundle_dir {
+        Some(dir) => Some(olmv1::rbac_from_bundle(dir, &spec)?),
+        None => {
+            eprintln!(
+                "note: no --bundle-dir: ServiceAccount {}/{} gets no RBAC from olm; it must \
+                 already hold what the bundle needs (olm deploy generate --bundle writes it)",
+                spec.namespace, spec.service_account
             );
-            Ok(ExitCode::SUCCESS)
+            None
         }
-        Ok(out) => {
-            println!(
-                "Installed {} in namespace {} (CatalogSource {} {}, OperatorGroup {} {}, Subscription {} {}).",
-                out.csv,
-                out.namespace,
-                out.catalog_source.0,
-                out.catalog_source.1.as_str(),
-                out.operator_group.0,
-                out.operator_group.1.as_str(),
-                out.subscription.0,
-                out.subscription.1.as_str()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => report_flow_error(&mut progress, e),
+    };
+    for n in rbac.iter().flat_map(|r| &r.notes) {
+        eprintln!("note: {n}");
     }
+    let client = a.cluster.client().await?;
+    let mut progress = CliProgress::new();
+    let opts = a.cluster.flow_options();
+    let out = olmv1::install(&client, &spec, rbac.as_ref(), opts, &mut progress).await;
+    done(&mut progress, out.map(|o| o.summary()))
 }
 
 pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
-    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
-        return Ok(code);
+    let mut progress = CliProgress::new();
+    if args.olm_v1 {
+        let mut inputs = v1_inputs(&args.package, &args.v1_names, &args.v1_filter, None);
+        inputs.namespace = args.namespace;
+        inputs.channel = args.channel;
+        let up = inputs.to_upgrade(args.catalog.as_deref())?;
+        let client = args.cluster.client().await?;
+        let out = olmv1::upgrade(&client, &up, args.cluster.flow_options(), &mut progress).await;
+        return done(&mut progress, out.map(|o| o.summary()));
     }
     let to = match args.bundle {
         Some(image) => UpgradeTo::Bundle(Box::new(BundleSource {
@@ -244,92 +250,82 @@ pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let client = args.cluster.client().await?;
-    let mut progress = CliProgress::new();
-    let package = args.package.clone();
+    let (package, opts) = (args.package.clone(), args.cluster.flow_options());
     let outcome = ops::upgrade(
         &client,
         args.package,
         args.namespace,
         to,
-        args.cluster.flow_options(),
+        opts,
         &mut progress,
-    )
-    .await;
-    match outcome {
-        Ok(Upgraded::Next(out)) => {
-            match &out.install_plan {
-                None => println!(
-                    "{package} is at the latest version its catalog offers: {}.",
-                    out.from
-                ),
-                Some(ip) => println!(
-                    "Upgraded {package} from {} to {} (InstallPlan {ip}).",
-                    out.from, out.to
-                ),
+    );
+    match outcome.await {
+        Ok(out) => {
+            let (summary, warning) = out.summary(&package);
+            print!("{summary}");
+            if let Some(w) = warning {
+                eprintln!("{w}");
             }
             Ok(ExitCode::SUCCESS)
         }
-        Ok(Upgraded::Bundle(out)) => {
-            println!(
-                "Upgraded {package} from {} to {} (InstallPlan {}; CatalogSource {} now serves {}).",
-                out.from, out.to, out.install_plan, out.catalog_source, out.catalog_image
-            );
-            if out.to != out.bundle_csv {
-                eprintln!(
-                    "warning: OLM installed {}, not the bundle's {}: another entry of channel {} \
-                     replaces {}",
-                    out.to, out.bundle_csv, out.channel, out.from
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => report_flow_error(&mut progress, e),
+        Err(e) => failed(&mut progress, e),
     }
 }
 
 pub async fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let client = args.cluster.client().await?;
+    let mut progress = CliProgress::new();
+    let opts = args.cluster.flow_options();
+    if args.olm_v1 {
+        let mut inputs = v1_inputs(&args.package, &args.v1_names, &Default::default(), None);
+        inputs.namespace = args.namespace;
+        let names = inputs.names();
+        let headline = format!("Uninstalled ClusterExtension {}.", names.extension);
+        let out = olmv1::uninstall(&client, &names, opts, &mut progress).await;
+        return done(&mut progress, out.map(|o| o.summary(&headline)));
+    }
     let spec = flow::UninstallSpec {
         namespace: args.namespace.unwrap_or_else(|| args.package.clone()),
         package: args.package,
         delete_crds: args.delete_crds,
         delete_operator_group: args.delete_operator_group,
     };
-    let mut progress = CliProgress::new();
-    match flow::uninstall(&client, &spec, args.cluster.flow_options(), &mut progress).await {
-        Ok(out) => {
-            println!(
-                "Uninstalled {} from namespace {}.",
-                spec.package, spec.namespace
-            );
-            for d in &out.deleted {
-                println!("  deleted {d}");
-            }
-            for k in &out.kept {
-                println!("  kept {k}");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => report_flow_error(&mut progress, e),
-    }
+    let headline = format!(
+        "Uninstalled {} from namespace {}.",
+        spec.package, spec.namespace
+    );
+    let out = flow::uninstall(&client, &spec, opts, &mut progress).await;
+    done(&mut progress, out.map(|o| o.summary(&headline)))
 }
 
 pub async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let client = args.cluster.client().await?;
-    let namespace = args.namespace.unwrap_or_else(|| args.package.clone());
-    let report = match flow::status(&client, &namespace, &args.package).await {
-        Ok(r) => r,
-        Err(e) => return report_flow_error(&mut CliProgress::new(), e),
+    let (json, healthy) = if args.olm_v1 {
+        let extension = args.v1_names.extension_name.unwrap_or(args.package);
+        let report = match olmv1::status(&client, &extension).await {
+            Ok(r) => r,
+            Err(e) => return failed(&mut CliProgress::new(), e),
+        };
+        let text = report.table();
+        (
+            serde_json::to_string_pretty(&report)?,
+            (report.healthy(), text),
+        )
+    } else {
+        let namespace = args.namespace.unwrap_or_else(|| args.package.clone());
+        let report = match flow::status(&client, &namespace, &args.package).await {
+            Ok(r) => r,
+            Err(e) => return failed(&mut CliProgress::new(), e),
+        };
+        let ok = report.csv.as_ref().is_some_and(|c| c.phase == "Succeeded");
+        (serde_json::to_string_pretty(&report)?, (ok, report.table()))
     };
+    let (healthy, table) = healthy;
     let mut out = std::io::stdout().lock();
     match args.output {
-        OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &report)?;
-            writeln!(out)?;
-        }
-        OutputFormat::Table => out.write_all(report.table().as_bytes())?,
+        OutputFormat::Json => writeln!(out, "{json}")?,
+        OutputFormat::Table => out.write_all(table.as_bytes())?,
     }
-    let healthy = report.csv.as_ref().is_some_and(|c| c.phase == "Succeeded");
     Ok(if healthy {
         ExitCode::SUCCESS
     } else {

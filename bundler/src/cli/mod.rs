@@ -17,7 +17,6 @@ mod catalog_opm;
 mod deploy;
 mod image;
 mod install;
-mod install_v1;
 mod output;
 mod release;
 mod serve;
@@ -202,41 +201,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             CatalogCommand::List(c) => catalog_opm::list_cmd(c).await,
         },
         Command::Deploy(c) => deploy::run(c).await,
-        Command::Install(a) if a.olm_v1 => {
-            let a = *a;
-            install_v1::install(install_v1::Install {
-                package: a.package.unwrap_or_default(),
-                catalog: a.catalog.unwrap_or_default(),
-                spec: a.spec,
-                names: a.v1_names,
-                filter: a.v1_filter,
-                bundle_dir: a.bundle_dir,
-                cluster: a.cluster,
-            })
-            .await
-        }
         Command::Install(a) => install::install(*a).await,
-        Command::Upgrade(a) if a.olm_v1 => {
-            install_v1::upgrade(install_v1::Upgrade {
-                package: a.package,
-                namespace: a.namespace,
-                catalog: a.catalog,
-                channel: a.channel,
-                names: a.v1_names,
-                filter: a.v1_filter,
-                cluster: a.cluster,
-            })
-            .await
-        }
         Command::Upgrade(a) => install::upgrade(a).await,
-        Command::Uninstall(a) if a.olm_v1 => {
-            install_v1::uninstall(a.package, a.namespace, a.v1_names, a.cluster).await
-        }
         Command::Uninstall(a) => install::uninstall(a).await,
-        Command::Status(a) if a.olm_v1 => {
-            let json = matches!(a.output, install::OutputFormat::Json);
-            install_v1::status(a.package, a.v1_names, json, a.cluster).await
-        }
         Command::Status(a) => install::status(a).await,
         Command::Release(a) => release::run(*a).await,
         Command::Completion { shell } => {
@@ -259,67 +226,3 @@ impl Cli {
 }
 
 pub use output::report;
-
-#[cfg(test)]
-mod tests {
-    use clap::{CommandFactory as _, Parser as _};
-
-    /// Every command a user runs (each leaf of the tree) shows at least one example in its
-    /// `--help`.
-    #[test]
-    fn every_command_has_an_example() {
-        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
-            let path = format!("{path} {}", cmd.get_name());
-            let subs: Vec<_> = cmd
-                .get_subcommands()
-                .filter(|c| !c.is_hide_set() && c.get_name() != "help")
-                .collect();
-            if subs.is_empty() {
-                let help = cmd
-                    .get_after_help()
-                    .or(cmd.get_after_long_help())
-                    .map(|h| h.to_string())
-                    .unwrap_or_default();
-                if !help.contains("Examples:\n  olm ") {
-                    missing.push(path.clone());
-                }
-                // Each example parses as the command it illustrates.
-                for line in help
-                    .lines()
-                    .filter_map(|l| l.split_once("olm ").map(|(_, r)| r))
-                {
-                    let line = line.split(['|', '>', '#']).next().unwrap_or_default();
-                    let argv = std::iter::once("olm").chain(line.split_whitespace());
-                    if let Err(e) = super::Cli::try_parse_from(argv) {
-                        missing.push(format!("{path}: `olm {line}` does not parse: {e}"));
-                    }
-                }
-            }
-            for s in subs {
-                walk(s, &path, missing);
-            }
-        }
-        let mut missing = Vec::new();
-        walk(&super::Cli::command(), "", &mut missing);
-        assert!(
-            missing.is_empty(),
-            "no example, or a wrong one, in --help: {missing:#?}"
-        );
-    }
-
-    #[test]
-    fn completion_scripts_name_the_commands() {
-        for shell in [
-            clap_complete::Shell::Bash,
-            clap_complete::Shell::Zsh,
-            clap_complete::Shell::Fish,
-        ] {
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut super::Cli::command(), "olm", &mut out);
-            let text = String::from_utf8(out).unwrap();
-            for word in ["catalog", "convert-template", "check-upgrades", "release"] {
-                assert!(text.contains(word), "{shell}: {word}");
-            }
-        }
-    }
-}

@@ -2,7 +2,7 @@
 //! `olm catalog build` (the image that runs it).
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -16,8 +16,6 @@ use olm_bundler::serve::runtime::server::shutdown_signal;
 
 use super::args::{OutputArgs, RegistryArgs};
 use super::output::usage;
-
-const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -72,7 +70,7 @@ pub struct ServeArgs {
 
 pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     // `--debug` raises the process's log level (see `Cli::verbosity`).
-    let termination_log = termination_log_path(a.termination_log.as_deref());
+    let termination_log = ops::termination_log(a.termination_log.as_deref());
     let result = serve(a).await;
     if let Err(e) = &result
         && let Some(path) = termination_log
@@ -86,17 +84,6 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     result
-}
-
-/// `-t` when given; otherwise the kubelet's file when it exists (opm's default).
-fn termination_log_path(flag: Option<&Path>) -> Option<PathBuf> {
-    match flag {
-        Some(p) => Some(p.to_path_buf()),
-        None => {
-            let p = Path::new(DEFAULT_TERMINATION_LOG);
-            p.exists().then(|| p.to_path_buf())
-        }
-    }
 }
 
 async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {

@@ -179,3 +179,79 @@ pub fn operator_image(req: &OperatorImageRequest) -> Result<Image, OperatorImage
     }
     spec.build().map_err(build)
 }
+
+/// Why an image could not be moved.
+#[derive(Debug, thiserror::Error)]
+pub enum MoveError {
+    /// The references do not fit the command (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Reference(#[from] crate::image::reference::RefError),
+    #[error(transparent)]
+    Transfer(#[from] transfer::TransferError),
+    #[error(transparent)]
+    Unpack(#[from] crate::image::unpack::UnpackError),
+    #[error(transparent)]
+    Deliver(#[from] DeliverError),
+}
+
+/// Which way `olm image push|pull|copy` moves an image: push reads a layout and writes a
+/// registry, pull writes a layout (or only unpacks), copy goes anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Push,
+    Pull,
+    Copy,
+}
+
+/// Loads `source` and stores it at `destination` (when given), after checking the two fit
+/// `direction`; `rootfs` also unpacks the image's files there. Returns the image digest and,
+/// when stored, its pinned reference.
+pub async fn move_image(
+    direction: Direction,
+    source: &str,
+    destination: Option<&str>,
+    rootfs: Option<&Path>,
+    digestfile: Option<&Path>,
+    opts: &RegistryOptions,
+) -> Result<(String, Option<Stored>), MoveError> {
+    let src = ImageRef::parse(source)?;
+    let dst = destination.map(ImageRef::parse).transpose()?;
+    let to_registry = dst.as_ref().map(ImageRef::is_registry);
+    let usage = match (direction, src.is_registry(), to_registry) {
+        (Direction::Push, true, _) => Some(format!(
+            "{source}: push reads a local OCI layout (oci:<dir>[:tag]); use `olm image copy` between registries"
+        )),
+        (Direction::Push, _, Some(false)) => Some(format!(
+            "{}: push needs a registry reference as destination",
+            destination.unwrap_or_default()
+        )),
+        (Direction::Pull, _, Some(true)) => Some(format!(
+            "{}: pull writes a local OCI layout (oci:<dir>[:tag]); use `olm image copy` between registries",
+            dst.as_ref().map(ToString::to_string).unwrap_or_default()
+        )),
+        _ => None,
+    };
+    if let Some(msg) = usage {
+        return Err(MoveError::Usage(msg));
+    }
+    let image = transfer::load(&src, opts).await?;
+    if let Some(root) = rootfs {
+        crate::image::unpack::unpack_image(&image, root)?;
+        tracing::info!("{}: unpacked {} into {}", src, image.digest, root.display());
+    }
+    match &dst {
+        Some(d) => {
+            let stored = deliver(&image, d, digestfile, opts).await?;
+            Ok((image.digest.clone(), Some(stored)))
+        }
+        None => {
+            if let Some(path) = digestfile {
+                atomic_write::write_atomic(path, image.digest.as_bytes())
+                    .map_err(DeliverError::DigestFile)?;
+            }
+            Ok((image.digest.clone(), None))
+        }
+    }
+}

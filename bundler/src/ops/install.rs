@@ -220,6 +220,44 @@ pub enum Upgraded {
     Bundle(Box<BundleUpgradeOutcome>),
 }
 
+impl Upgraded {
+    /// What `olm upgrade` tells the user about `package`, and a warning when OLM installed
+    /// another CSV than the bundle's.
+    pub fn summary(&self, package: &str) -> (String, Option<String>) {
+        match self {
+            Upgraded::Next(out) => match &out.install_plan {
+                None => {
+                    let at = &out.from;
+                    let msg =
+                        format!("{package} is at the latest version its catalog offers: {at}.\n");
+                    (msg, None)
+                }
+                Some(ip) => {
+                    let (from, to) = (&out.from, &out.to);
+                    (
+                        format!("Upgraded {package} from {from} to {to} (InstallPlan {ip}).\n"),
+                        None,
+                    )
+                }
+            },
+            Upgraded::Bundle(out) => {
+                let msg = format!(
+                    "Upgraded {package} from {} to {} (InstallPlan {}; CatalogSource {} now serves {}).\n",
+                    out.from, out.to, out.install_plan, out.catalog_source, out.catalog_image
+                );
+                let warning = (out.to != out.bundle_csv).then(|| {
+                    format!(
+                        "warning: OLM installed {}, not the bundle's {}: another entry of channel {} \
+                         replaces {}",
+                        out.to, out.bundle_csv, out.channel, out.from
+                    )
+                });
+                (msg, warning)
+            }
+        }
+    }
+}
+
 /// `olm upgrade`: see [`flow::upgrade`] and [`bundle_flow::upgrade_bundle`].
 pub async fn upgrade(
     client: &Client,

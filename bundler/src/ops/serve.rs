@@ -428,3 +428,15 @@ async fn build_cache(
         }
     }
 }
+
+/// Where a fatal start-up error is written for the kubelet: `flag` when given, else the
+/// kubelet's `/dev/termination-log` when it exists (opm's default).
+pub fn termination_log(flag: Option<&Path>) -> Option<PathBuf> {
+    match flag {
+        Some(p) => Some(p.to_path_buf()),
+        None => {
+            let p = Path::new("/dev/termination-log");
+            p.exists().then(|| p.to_path_buf())
+        }
+    }
+}

@@ -117,6 +117,18 @@ impl FlowError {
             _ => &[],
         }
     }
+
+    /// The error and, under it, what the cluster reports.
+    pub fn report(&self) -> String {
+        let mut s = format!("error: {self}\n");
+        if !self.diagnostics().is_empty() {
+            s.push_str("what the cluster reports:\n");
+            for line in self.diagnostics() {
+                s.push_str(&format!("  {line}\n"));
+            }
+        }
+        s
+    }
 }
 
 pub(in crate::deploy) fn api_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> FlowError {
@@ -155,6 +167,27 @@ pub struct InstallOutcome {
     pub csv: String,
     /// Set when the plan waits for manual approval and we were not asked to approve it.
     pub pending_approval: bool,
+}
+
+impl InstallOutcome {
+    /// What `olm install` tells the user: what it made, or how to approve a waiting plan.
+    pub fn summary(&self) -> String {
+        let (ns, ip, csv) = (&self.namespace, &self.install_plan, &self.csv);
+        if self.pending_approval {
+            return format!(
+                "InstallPlan {ns}/{ip} for {csv} waits for manual approval. Approve it with\n  \
+                 kubectl -n {ns} patch installplan {ip} --type merge -p '{{\"spec\":{{\"approved\":true}}}}'\n\
+                 or re-run with --approve.\n"
+            );
+        }
+        let made = |(name, action): &(String, Action)| format!("{name} {}", action.as_str());
+        format!(
+            "Installed {csv} in namespace {ns} (CatalogSource {}, OperatorGroup {}, Subscription {}).\n",
+            made(&self.catalog_source),
+            made(&self.operator_group),
+            made(&self.subscription)
+        )
+    }
 }
 
 /// Checks the OLM API groups are served. Discovery is readable by every authenticated user,

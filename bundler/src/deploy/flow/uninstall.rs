@@ -20,6 +20,20 @@ pub struct UninstallOutcome {
     pub kept: Vec<String>,
 }
 
+impl UninstallOutcome {
+    /// `headline`, then a line per object deleted and kept.
+    pub fn summary(&self, headline: &str) -> String {
+        let mut s = format!("{headline}\n");
+        for d in &self.deleted {
+            s.push_str(&format!("  deleted {d}\n"));
+        }
+        for k in &self.kept {
+            s.push_str(&format!("  kept {k}\n"));
+        }
+        s
+    }
+}
+
 /// Removes what install created, in dependency order, waiting for each deletion: the
 /// Subscription first (so OLM does not reinstall), then the CSV (OLM removes the operator's
 /// Deployment and RBAC with it), then optionally the owned CRDs, then our CatalogSource when no

@@ -17,6 +17,25 @@ pub struct V1InstallOutcome {
     pub deployments: Vec<String>,
 }
 
+impl V1InstallOutcome {
+    /// What `olm install --olm-v1` tells the user.
+    pub fn summary(&self) -> String {
+        format!(
+            "Installed {} {} as ClusterExtension {} into namespace {} (ClusterCatalog {} {}, \
+             ServiceAccount {} {}); Deployments Available: {}.\n",
+            self.bundle.0,
+            self.bundle.1,
+            self.extension,
+            self.namespace,
+            self.catalog.0,
+            self.catalog.1.as_str(),
+            self.service_account.0,
+            self.service_account.1.as_str(),
+            self.deployments.join(", ")
+        )
+    }
+}
+
 /// Creates the ClusterCatalog, or points ours at the image; a foreign one with another image
 /// is a conflict.
 async fn ensure_catalog(client: &Client, want: &ClusterCatalog) -> Result<Action, FlowError> {
@@ -228,6 +247,24 @@ pub struct V1UpgradeOutcome {
     pub from: Option<(String, String)>,
     pub to: (String, String),
     pub deployments: Vec<String>,
+}
+
+impl V1UpgradeOutcome {
+    /// What `olm upgrade --olm-v1` tells the user.
+    pub fn summary(&self) -> String {
+        let (ext, to) = (&self.extension, &self.to);
+        match &self.from {
+            Some(from) if from == to => format!(
+                "{ext} stays at {} {}: nothing newer matches its filters.\n",
+                to.0, to.1
+            ),
+            Some(from) => format!(
+                "Upgraded {ext} from {} {} to {} {}.\n",
+                from.0, from.1, to.0, to.1
+            ),
+            None => format!("{ext} installed {} {}.\n", to.0, to.1),
+        }
+    }
 }
 
 /// `olm upgrade --olm-v1`: points our ClusterCatalog at a new image (when given), sets the

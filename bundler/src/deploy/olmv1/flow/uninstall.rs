@@ -3,12 +3,8 @@
 
 use super::*;
 
-/// What `uninstall --olm-v1` did, in order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct V1UninstallOutcome {
-    pub deleted: Vec<String>,
-    pub kept: Vec<String>,
-}
+/// What `uninstall --olm-v1` did, in order: the same record as OLM v0's uninstall.
+pub type V1UninstallOutcome = crate::deploy::flow::UninstallOutcome;
 
 async fn delete<K>(
     api: &Api<K>,

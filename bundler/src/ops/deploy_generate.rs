@@ -1,0 +1,86 @@
+//! `olm deploy generate`: the checked-in install tree (`olm/`, and with their inputs `olmv1/`
+//! and `plain/`) generated, then written, or compared with what is on disk (`--check`).
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::atomic_write::{TreeChanges, WriteError};
+use crate::deploy::generate::{self, GenerateError, GenerateOptions};
+use crate::deploy::objects::InvalidInput;
+use crate::ops::install::SpecInputs;
+use crate::ops::olmv1::{self, V1GenerateError, V1Inputs};
+
+/// What to generate.
+#[derive(Debug, Clone)]
+pub struct DeployRequest {
+    pub spec: SpecInputs,
+    pub catalog_image: String,
+    /// The operator's manifests for `plain/`: a directory, or `-` for a stream on stdin.
+    pub manifests: Option<String>,
+    /// OLM v1's inputs and the bundle its installer's RBAC is derived from, for `olmv1/`.
+    pub olmv1: Option<(V1Inputs, PathBuf)>,
+    pub output: PathBuf,
+    /// Compare with the tree on disk; write nothing.
+    pub check: bool,
+}
+
+#[derive(Debug, Error)]
+pub enum DeployGenerateError {
+    #[error(transparent)]
+    Input(#[from] InvalidInput),
+    #[error("<stdin>: cannot read manifests")]
+    Stdin(#[source] std::io::Error),
+    #[error(transparent)]
+    Generate(#[from] GenerateError),
+    #[error(transparent)]
+    Olmv1(#[from] V1GenerateError),
+    #[error("writing the deploy tree")]
+    Write(#[source] WriteError),
+}
+
+/// What happened.
+#[derive(Debug)]
+pub enum Deployed {
+    /// `check`: the tree on disk is what would be generated (this many files).
+    UpToDate(usize),
+    /// `check`: these differences (one line each).
+    Stale(Vec<String>),
+    Written(TreeChanges),
+}
+
+/// A generated tree and the notes about it (kinds the installer RBAC cannot pin by name).
+pub fn generate(req: &DeployRequest) -> Result<(Deployed, Vec<String>), DeployGenerateError> {
+    let spec = req.spec.to_spec(&req.catalog_image)?;
+    let plain = match req.manifests.as_deref() {
+        None => None,
+        Some("-") => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(DeployGenerateError::Stdin)?;
+            Some(generate::parse_manifests("<stdin>", &text)?)
+        }
+        Some(dir) => Some(generate::load_manifests_dir(Path::new(dir))?),
+    };
+    let olmv1 = match &req.olmv1 {
+        None => None,
+        Some((inputs, bundle)) => {
+            Some(olmv1::generate_install(inputs, &req.catalog_image, bundle)?)
+        }
+    };
+    let notes = olmv1.iter().flat_map(|v| v.rbac.notes.clone()).collect();
+    let generated = generate::generate(&GenerateOptions { spec, plain, olmv1 })?;
+    let (tree, root) = (&generated.tree, &req.output);
+    if req.check {
+        let stale = tree.diff_against(root, &generated.owned_dirs);
+        if stale.is_empty() {
+            return Ok((Deployed::UpToDate(tree.len()), notes));
+        }
+        let lines = stale.iter().map(|rel| tree.describe_difference(root, rel));
+        return Ok((Deployed::Stale(lines.collect()), notes));
+    }
+    let changes = tree
+        .write(root, &generated.owned_dirs)
+        .map_err(DeployGenerateError::Write)?;
+    Ok((Deployed::Written(changes), notes))
+}
