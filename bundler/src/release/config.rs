@@ -75,6 +75,10 @@ pub struct DeploySettings {
     pub publisher: Option<String>,
     /// The operator's manifests for the plain install (with its Namespace).
     pub manifests: Option<ManifestsSource>,
+    /// Also write `<output>/olmv1`: OLM v1's ClusterCatalog and ClusterExtension, and the
+    /// installer ServiceAccount's RBAC derived from the released bundle.
+    #[serde(default)]
+    pub olmv1: bool,
 }
 
 /// `release.yaml`.

@@ -505,11 +505,24 @@ pub(super) fn deploy(
             Some(objects)
         }
     };
-    let generated = deploy_generate::generate(&deploy_generate::GenerateOptions {
-        spec,
-        plain,
-        olmv1: None,
-    })?;
+    // The same inputs as `olm deploy generate --bundle` with its defaults (scripts/check-generated.sh).
+    let olmv1 = match d.olmv1 {
+        false => None,
+        true => {
+            let inputs = crate::ops::olmv1::V1Inputs {
+                package: package.clone(),
+                namespace: d.namespace.clone(),
+                channel: spec.channel.clone(),
+                poll_interval: Some("10m".into()),
+                ..Default::default()
+            };
+            let install =
+                crate::ops::olmv1::generate_install(&inputs, catalog_ref, &plan.stage_bundle)?;
+            Some(install)
+        }
+    };
+    let generated =
+        deploy_generate::generate(&deploy_generate::GenerateOptions { spec, plain, olmv1 })?;
     let n = generated.tree.len();
     Ok((
         (generated, d.output.clone()),
