@@ -80,10 +80,14 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
     let catalog = tmp.path().join("catalog");
     write_catalog(&catalog);
     let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
+    // The image also serves catalogd's HTTP API, on a port chosen at build time.
+    let http_port = free_port();
     let out = olm()
         .args(["catalog", "build"])
         .arg(&catalog)
         .args(["-t", &layout])
+        .args(["--http-port", &http_port.to_string()])
+        .args(["--catalog-name", "operatorhub"])
         .output()
         .unwrap();
     assert!(
@@ -108,6 +112,13 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
     assert_eq!(
         cfg.labels["operators.operatorframework.io.index.configs.v1"],
         "/configs"
+    );
+    assert_eq!(
+        cfg.entrypoint[5..],
+        [
+            format!("--http-port={http_port}"),
+            "--catalog-name=operatorhub".to_string()
+        ]
     );
 
     // Start exactly the entrypoint, in the image's working directory, as its user would.
@@ -155,6 +166,18 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
         names.push(p.unwrap().name);
     }
     assert_eq!(names, ["reverse-words-operator"]);
+
+    // catalogd's API from the same entrypoint.
+    let mut http = std::net::TcpStream::connect(("127.0.0.1", http_port)).unwrap();
+    std::io::Write::write_all(
+        &mut http,
+        b"GET /catalogs/operatorhub/api/v1/all HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut http, &mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"schema\":\"olm.package\""), "{answer}");
 }
 
 /// The version the repository's bundle config releases (operator/olm/bundle.yaml).

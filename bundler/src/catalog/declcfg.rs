@@ -362,6 +362,15 @@ impl DeclarativeConfig {
         result
     }
 
+    /// The config as JSON (opm's compact blobs) or YAML.
+    pub fn to_text(&self, yaml: bool) -> Result<String, serde_saphyr::SerializeError> {
+        if yaml {
+            self.to_yaml()
+        } else {
+            Ok(self.to_json())
+        }
+    }
+
     /// YAML with keys sorted: `---` before every document.
     pub fn to_yaml(&self) -> Result<String, serde_saphyr::SerializeError> {
         let mut out = String::new();

@@ -239,24 +239,37 @@ impl ClusterArgs {
     }
 }
 
-/// How `--bundle` publishes the catalog it builds: shared by `olm install` and `olm upgrade`
-/// (each flag requires `--bundle`: without it nothing is built).
+/// How `--bundle` publishes the catalog it builds: shared by `olm install` and `olm upgrade`.
 #[derive(Debug, Clone, Args)]
 pub struct PublishArgs {
     /// Where to push the catalog image built for --bundle; a reference without a tag gets the
     /// CSV name as tag [default: the bundle's repository with `-index` appended, tagged with
     /// the CSV name]. The cluster must be able to pull it.
-    #[arg(long, value_name = "REF", requires = "bundle")]
+    #[arg(long, value_name = "REF")]
     pub index_image: Option<String>,
     /// The olm binary the catalog image serves the catalog with (Linux, for the cluster's
     /// architecture) [default: this olm].
-    #[arg(long, value_name = "PATH", requires = "bundle")]
+    #[arg(long, value_name = "PATH")]
     pub olm_binary: Option<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
 
 impl PublishArgs {
+    /// `--index-image`/`--olm-binary` without `--bundle` build nothing: a usage mistake (clap's
+    /// `requires` cannot say it, as `--bundle` conflicts with `--catalog`).
+    pub fn unused_without_bundle(&self, bundle: Option<&String>) -> Option<ExitCode> {
+        let flag = match (&self.index_image, &self.olm_binary) {
+            (Some(_), _) => "--index-image",
+            (None, Some(_)) => "--olm-binary",
+            (None, None) => return None,
+        };
+        let msg = format!(
+            "{flag} applies only with --bundle (it names how the bundle's catalog is built)"
+        );
+        bundle.is_none().then(|| super::output::usage(msg))
+    }
+
     /// The catalog image build of `olm catalog build` (host CA bundle when present,
     /// SOURCE_DATE_EPOCH) and the registry options of `olm image push`.
     pub fn catalog_build(&self) -> anyhow::Result<CatalogBuild> {
@@ -289,10 +302,8 @@ pub enum FbcFormat {
 
 impl FbcFormat {
     pub fn text(self, cfg: &DeclarativeConfig) -> anyhow::Result<String> {
-        Ok(match self {
-            FbcFormat::Json => cfg.to_json(),
-            FbcFormat::Yaml => cfg.to_yaml().context("cannot write YAML")?,
-        })
+        cfg.to_text(self == FbcFormat::Yaml)
+            .context("cannot write YAML")
     }
 }
 

@@ -174,6 +174,9 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
     if args.olm_v1 {
         return install_v1(args).await;
     }
+    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
+        return Ok(code);
+    }
     let mut progress = CliProgress::new();
     let source = match (args.bundle, args.catalog, args.catalog_address) {
         (Some(image), _, _) => Source::Bundle(Box::new(BundleSource {
@@ -233,6 +236,9 @@ pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         let client = args.cluster.client().await?;
         let out = olmv1::upgrade(&client, &up, args.cluster.flow_options(), &mut progress).await;
         return done(&mut progress, out.map(|o| o.summary()));
+    }
+    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
+        return Ok(code);
     }
     let to = match args.bundle {
         Some(image) => UpgradeTo::Bundle(Box::new(BundleSource {

@@ -103,15 +103,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         GraphFormat::Summary | GraphFormat::None => None,
     };
     if let Some(fmt) = fmt {
-        let g = graph::render(
-            &out.catalog,
-            fmt,
-            &graph::Options {
-                package: Some(out.package.clone()),
-                ..Default::default()
-            },
-        )?;
-        text.push_str(&format!("\n{g}\n"));
+        text.push_str(&format!("\n{}\n", out.graph_text(fmt)?));
     }
     print!("{text}");
     Ok(ExitCode::SUCCESS)

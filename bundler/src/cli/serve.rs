@@ -105,19 +105,9 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         },
         catalog: a.catalog,
     };
-    match ops::start(req).await {
-        Ok(Started::CacheBuilt { dir, stats }) => {
-            tracing::info!(
-                cache_dir = %dir.display(),
-                digest = %stats.digest,
-                packages = stats.packages,
-                entries = stats.entries,
-                elapsed_ms = stats.millis,
-                "cache built"
-            );
-        }
-        Ok(Started::Listening(server)) => server.run(shutdown_signal()).await?,
-        Err(e) => return Err(e.into()),
+    // A cache-only run is done once the cache is built (the library logs it).
+    if let Started::Listening(server) = ops::start(req).await? {
+        server.run(shutdown_signal()).await?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -218,6 +218,14 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
                     catalog: req.catalog.clone(),
                     source,
                 })?;
+        tracing::info!(
+            cache_dir = %dir.display(),
+            digest = %stats.digest,
+            packages = stats.packages,
+            entries = stats.entries,
+            elapsed_ms = stats.millis,
+            "cache built"
+        );
         return Ok(Started::CacheBuilt { dir, stats });
     }
 

@@ -685,8 +685,17 @@ mod tests {
         let n = generated_name("reverse-words-operator.v0.2.1", &p.with_namespaces_rule());
         assert!(n.len() <= 63, "{n}");
         assert!(n.starts_with("reverse-words-oper"), "{n}");
-        let short = generated_name("a.v1", &p);
-        assert!(short.starts_with("a.v1-reverse-words-operator-"), "{short}");
+        // A base and hash that fit are kept whole (the hash is 43 or 44 base-36 digits).
+        let sa = Permission {
+            service_account: "sa".into(),
+            rules: p.rules.clone(),
+        };
+        let short = generated_name("a.v1", &sa);
+        assert!(short.starts_with("a.v1-sa-"), "{short}");
+        assert_eq!(
+            short.len(),
+            "a.v1-sa-".len() + base36(&Sha224::digest(go_json_permission(&sa).as_bytes())).len()
+        );
     }
 
     #[test]

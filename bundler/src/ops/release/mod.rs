@@ -116,6 +116,20 @@ impl Released {
         s
     }
 
+    /// The package's upgrade graph as text (`Mermaid` or `Dot`), as `olm catalog graph`
+    /// draws it.
+    pub fn graph_text(
+        &self,
+        format: crate::catalog::graph::Format,
+    ) -> Result<String, crate::catalog::graph::GraphError> {
+        let package = Some(self.package.clone());
+        let opts = crate::catalog::graph::Options {
+            package,
+            ..Default::default()
+        };
+        crate::catalog::graph::render(&self.catalog, format, &opts)
+    }
+
     /// The upgrade graph's picture path and one line per channel.
     pub fn graph_summary(&self) -> String {
         use std::fmt::Write as _;
