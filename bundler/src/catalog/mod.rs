@@ -23,7 +23,6 @@ pub mod model;
 pub mod olmv1;
 pub mod property;
 pub mod render;
-pub mod substitutes;
 pub mod template;
 pub mod upgrade;
 pub mod validate;

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::declcfg::{Bundle, ChannelEntry, DeclarativeConfig};
-use super::property::PackageProperty;
-use super::template::{BundleResolver, SCHEMA_SUBSTITUTES, TemplateError};
+use super::{BundleResolver, SCHEMA_SUBSTITUTES, TemplateError};
+use crate::catalog::declcfg::{Bundle, ChannelEntry, DeclarativeConfig};
+use crate::catalog::property::PackageProperty;
 
 /// One substitution: the bundle image `name` replaces the bundle named `base`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -59,7 +59,7 @@ pub fn render_substitutes(
         ));
     }
     let mut cfg = DeclarativeConfig::default();
-    let src = super::declcfg::Source::new(std::sync::Arc::from(path), 0);
+    let src = crate::catalog::declcfg::Source::new(std::sync::Arc::from(path), 0);
     for (i, e) in field(obj, "entries")
         .and_then(Value::as_array)
         .into_iter()
@@ -69,7 +69,7 @@ pub fn render_substitutes(
         if !e.is_object() {
             return Err(invalid(path, format!("entries[{i}] must be an object")));
         }
-        super::load::add_blob(&mut cfg, e.clone(), src.clone())?;
+        crate::catalog::load::add_blob(&mut cfg, e.clone(), src.clone())?;
     }
     clear_sources(&mut cfg);
     check_model(&cfg)
@@ -128,7 +128,7 @@ fn clear_sources(cfg: &mut DeclarativeConfig) {
 
 /// opm's `ConvertToModel` check: the catalog builds a model (its errors as one line each).
 fn check_model(cfg: &DeclarativeConfig) -> Result<(), String> {
-    match super::model::Model::from_declcfg(cfg) {
+    match crate::catalog::model::Model::from_declcfg(cfg) {
         Ok(_) => Ok(()),
         Err(report) => Err(report.to_text().trim_end().to_string()),
     }
@@ -219,7 +219,7 @@ fn version_release(b: &Bundle) -> Result<(semver::Version, Vec<String>), String>
     let pkgs: Vec<PackageProperty> = b
         .properties
         .iter()
-        .filter(|p| p.ty == super::property::TYPE_PACKAGE)
+        .filter(|p| p.ty == crate::catalog::property::TYPE_PACKAGE)
         .map(|p| p.value_as::<PackageProperty>())
         .collect::<Result<_, _>>()
         .map_err(|e| format!("parse properties for bundle {:?}: {e}", b.name))?;

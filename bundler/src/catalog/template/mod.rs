@@ -6,6 +6,8 @@
 //! reuses blobs already rendered into an existing catalog (what `olm catalog add` relies on to
 //! re-render a package without pulling every old bundle again).
 
+mod substitutes;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -230,7 +232,7 @@ pub fn render_file(
     match kind {
         TemplateKind::Basic => render_basic(path, &tpl, resolver),
         TemplateKind::Semver => render_semver(path, &parse_semver(path, &tpl)?, resolver),
-        TemplateKind::Substitutes => super::substitutes::render_substitutes(path, &tpl, resolver),
+        TemplateKind::Substitutes => substitutes::render_substitutes(path, &tpl, resolver),
     }
 }
 
