@@ -310,7 +310,8 @@ impl InstallSpec {
     }
 }
 
-fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
+/// Metadata of an object olm creates: its name, namespace and our managed-by labels.
+pub(crate) fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
     ObjectMeta {
         name: Some(name.to_string()),
         namespace: namespace.map(str::to_string),
@@ -321,8 +322,13 @@ fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
 
 /// The install namespace.
 pub fn namespace(spec: &InstallSpec) -> Namespace {
+    namespace_named(&spec.namespace)
+}
+
+/// A namespace olm creates (and may delete again: it carries our labels).
+pub(crate) fn namespace_named(name: &str) -> Namespace {
     Namespace {
-        metadata: meta(&spec.namespace, None),
+        metadata: meta(name, None),
         ..Default::default()
     }
 }

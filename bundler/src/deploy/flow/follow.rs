@@ -70,31 +70,7 @@ pub async fn diagnose(
             }
         }
     }
-    let events: Api<Event> = Api::namespaced(client.clone(), namespace);
-    if let Ok(list) = events.list(&ListParams::default()).await {
-        let mut items = list.items;
-        items.sort_by_key(|e| {
-            e.last_timestamp
-                .as_ref()
-                .map(|t| t.0)
-                .or(e.event_time.as_ref().map(|t| t.0))
-                .or(e.metadata.creation_timestamp.as_ref().map(|t| t.0))
-        });
-        let recent: Vec<_> = items.iter().rev().take(10).collect();
-        if !recent.is_empty() {
-            out.push("recent events:".into());
-        }
-        for e in recent.into_iter().rev() {
-            out.push(format!(
-                "  {} {}/{}: {}: {}",
-                e.type_.as_deref().unwrap_or("Normal"),
-                e.involved_object.kind.as_deref().unwrap_or("?"),
-                e.involved_object.name.as_deref().unwrap_or("?"),
-                e.reason.as_deref().unwrap_or(""),
-                e.message.as_deref().unwrap_or("").trim()
-            ));
-        }
-    }
+    out.extend(recent_events(client, namespace).await);
     out
 }
 
@@ -184,4 +160,37 @@ pub(super) async fn follow_subscription(
     }
     w.progress.done("Succeeded");
     Ok((ip_name, csv, false))
+}
+
+/// The last ten events of `namespace`, oldest first, under a `recent events:` line (nothing
+/// when there are none or they cannot be read).
+pub(crate) async fn recent_events(client: &Client, namespace: &str) -> Vec<String> {
+    let events: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let Ok(list) = events.list(&ListParams::default()).await else {
+        return Vec::new();
+    };
+    let mut items = list.items;
+    items.sort_by_key(|e| {
+        e.last_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .or(e.event_time.as_ref().map(|t| t.0))
+            .or(e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    });
+    let recent: Vec<_> = items.iter().rev().take(10).collect();
+    let mut out = Vec::new();
+    if !recent.is_empty() {
+        out.push("recent events:".into());
+    }
+    for e in recent.into_iter().rev() {
+        out.push(format!(
+            "  {} {}/{}: {}: {}",
+            e.type_.as_deref().unwrap_or("Normal"),
+            e.involved_object.kind.as_deref().unwrap_or("?"),
+            e.involved_object.name.as_deref().unwrap_or("?"),
+            e.reason.as_deref().unwrap_or(""),
+            e.message.as_deref().unwrap_or("").trim()
+        ));
+    }
+    out
 }

@@ -285,6 +285,7 @@ pub async fn find_subscription(
 }
 
 mod follow;
+pub(crate) use follow::recent_events;
 mod install;
 mod status;
 mod uninstall;

@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
 
 use super::types::{
     CATALOG_NAME_LABEL, CatalogFilter, CatalogSource, ClusterCatalog, ClusterCatalogSpec,
     ClusterExtension, ClusterExtensionSpec, ExtensionSource, ImageSource, ServiceAccountRef,
 };
-use crate::deploy::objects::{ImageRef, InvalidInput, check_dns_label, check_dns_subdomain};
-use crate::deploy::types::managed_labels;
+use crate::deploy::objects::{
+    ImageRef, InvalidInput, check_dns_label, check_dns_subdomain, meta, namespace_named,
+};
 
 /// `spec.source.catalog.upgradeConstraintPolicy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -161,21 +161,9 @@ impl ExtensionSpec {
     }
 }
 
-fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
-    ObjectMeta {
-        name: Some(name.to_string()),
-        namespace: namespace.map(str::to_string),
-        labels: Some(managed_labels()),
-        ..Default::default()
-    }
-}
-
 /// The install namespace.
 pub fn namespace(spec: &ExtensionSpec) -> Namespace {
-    Namespace {
-        metadata: meta(&spec.namespace, None),
-        ..Default::default()
-    }
+    namespace_named(&spec.namespace)
 }
 
 /// The ServiceAccount operator-controller installs the bundle as.

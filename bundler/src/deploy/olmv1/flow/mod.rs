@@ -11,7 +11,7 @@
 //! file holds what they share.
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Event, Namespace, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
@@ -353,25 +353,7 @@ pub async fn diagnose(client: &Client, spec: &V1Names) -> Vec<String> {
             }
         }
     }
-    let events: Api<Event> = Api::namespaced(client.clone(), &spec.namespace);
-    if let Ok(list) = events.list(&ListParams::default()).await {
-        let mut items = list.items;
-        items.sort_by_key(|e| e.last_timestamp.as_ref().map(|t| t.0));
-        let recent: Vec<_> = items.iter().rev().take(10).collect();
-        if !recent.is_empty() {
-            out.push("recent events:".into());
-        }
-        for e in recent.into_iter().rev() {
-            out.push(format!(
-                "  {} {}/{}: {}: {}",
-                e.type_.as_deref().unwrap_or("Normal"),
-                e.involved_object.kind.as_deref().unwrap_or("?"),
-                e.involved_object.name.as_deref().unwrap_or("?"),
-                e.reason.as_deref().unwrap_or(""),
-                e.message.as_deref().unwrap_or("").trim()
-            ));
-        }
-    }
+    out.extend(crate::deploy::flow::recent_events(client, &spec.namespace).await);
     out
 }
 
