@@ -8,7 +8,6 @@ use thiserror::Error;
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::render::{self, Form, MigrateLevel, RenderError};
 use crate::image::registry::RegistryOptions;
-use crate::image::transfer::{self, TransferError};
 use crate::ops::catalog_source;
 use crate::serve::image::CONFIGS_LABEL;
 
@@ -19,14 +18,8 @@ pub enum CatalogRenderError {
     Usage(String),
     #[error(transparent)]
     Render(#[from] RenderError),
-    #[error("cannot create a temporary directory: {0}")]
-    TempDir(std::io::Error),
-    #[error("cannot pull {reference}")]
-    Pull {
-        reference: String,
-        #[source]
-        source: TransferError,
-    },
+    #[error(transparent)]
+    Pull(#[from] crate::ops::catalog_source::CatalogSourceError),
     #[error("{reference}: rendering its catalog at {configs}")]
     CatalogImage {
         reference: String,
@@ -105,13 +98,9 @@ async fn render_image(
     form: Form,
     registry: &RegistryOptions,
 ) -> Result<DeclarativeConfig, CatalogRenderError> {
-    let dir = tempfile::tempdir().map_err(CatalogRenderError::TempDir)?;
-    let pulled = transfer::pull_to_dir(reference, dir.path(), registry)
-        .await
-        .map_err(|source| CatalogRenderError::Pull {
-            reference: reference.to_string(),
-            source,
-        })?;
+    // Kept until rendered: the image is unpacked in it.
+    let image = catalog_source::pull(reference, registry).await?;
+    let pulled = &image.pulled;
     if let Some(configs) = pulled.config.config.labels.get(CONFIGS_LABEL) {
         let root = pulled.rootfs.join(configs.trim_start_matches('/'));
         return render::render_ref(&root.to_string_lossy()).map_err(|source| {

@@ -43,11 +43,18 @@ pub fn is_image_ref(r: &str) -> bool {
     r.starts_with("oci:") || (!Path::new(r).exists() && (r.contains('/') || r.contains('@')))
 }
 
-/// Pulls a catalog image (from a registry or an `oci:` layout) and unpacks it.
-pub async fn pull_catalog(
+/// Any image pulled and unpacked into a temporary directory (removed on drop).
+#[derive(Debug)]
+pub struct PulledImage {
+    pub dir: tempfile::TempDir,
+    pub pulled: transfer::PulledImage,
+}
+
+/// Pulls an image (from a registry or an `oci:` layout) and unpacks it.
+pub async fn pull(
     reference: &str,
     opts: &RegistryOptions,
-) -> Result<PulledCatalog, CatalogSourceError> {
+) -> Result<PulledImage, CatalogSourceError> {
     let dir = tempfile::tempdir().map_err(CatalogSourceError::TempDir)?;
     let pulled = transfer::pull_to_dir(reference, dir.path(), opts)
         .await
@@ -55,6 +62,15 @@ pub async fn pull_catalog(
             reference: reference.to_string(),
             source,
         })?;
+    Ok(PulledImage { dir, pulled })
+}
+
+/// Pulls a catalog image (from a registry or an `oci:` layout) and unpacks it.
+pub async fn pull_catalog(
+    reference: &str,
+    opts: &RegistryOptions,
+) -> Result<PulledCatalog, CatalogSourceError> {
+    let PulledImage { dir, pulled } = pull(reference, opts).await?;
     let Some(configs) = pulled.config.config.labels.get(CONFIGS_LABEL) else {
         return Err(CatalogSourceError::NotACatalog(reference.to_string()));
     };
