@@ -78,21 +78,40 @@ fn parse_with(text: &str, lean: bool) -> Option<(Value, bool)> {
 /// Only line feeds and printable characters that every YAML reader treats alike: no tabs, no
 /// carriage returns, no C0/C1 controls, no Unicode line separators or byte order marks.
 fn plain_text(text: &str) -> bool {
-    let ascii_ok = text.bytes().all(|b| b == b'\n' || (b >= 0x20 && b != 0x7f));
-    ascii_ok
-        && (text.is_ascii()
-            || !text.chars().any(|c| {
-                matches!(
-                    c,
-                    '\u{80}'
-                        ..='\u{9f}'
-                            | '\u{2028}'
-                            | '\u{2029}'
-                            | '\u{feff}'
-                            | '\u{fffe}'
-                            | '\u{ffff}'
-                )
-            }))
+    // Bytes in blocks the compiler can check many at a time.
+    let ok = |b: u8| b == b'\n' || (b >= 0x20 && b != 0x7f);
+    let bytes = text.as_bytes();
+    let mut blocks = bytes.chunks_exact(32);
+    let mut non_ascii = false;
+    for block in &mut blocks {
+        if !block.iter().fold(true, |all, &b| all & ok(b)) {
+            return false;
+        }
+        non_ascii |= block.iter().fold(false, |any, &b| any | (b >= 0x80));
+    }
+    let rest = blocks.remainder();
+    if !rest.iter().all(|&b| ok(b)) {
+        return false;
+    }
+    non_ascii |= rest.iter().any(|&b| b >= 0x80);
+    !non_ascii || !has_unusual_character(bytes)
+}
+
+/// Whether valid UTF-8 holds U+0080..U+009F, U+2028, U+2029, U+FEFF, U+FFFE or U+FFFF: their
+/// encodings are the only ones starting with 0xC2 then 0x80..=0x9F, 0xE2 0x80 0xA8/0xA9,
+/// and 0xEF 0xBB 0xBF / 0xEF 0xBF 0xBE/0xBF (in valid UTF-8 these bytes start a character).
+fn has_unusual_character(bytes: &[u8]) -> bool {
+    memchr::memchr3_iter(0xc2, 0xe2, 0xef, bytes).any(|i| {
+        let next = |k: usize| bytes.get(i + k).copied().unwrap_or(0);
+        match bytes[i] {
+            0xc2 => (0x80..=0x9f).contains(&next(1)),
+            0xe2 => next(1) == 0x80 && matches!(next(2), 0xa8 | 0xa9),
+            _ => matches!(
+                (next(1), next(2)),
+                (0xbb, 0xbf) | (0xbf, 0xbe) | (0xbf, 0xbf)
+            ),
+        }
+    })
 }
 
 /// One line: its indentation and the text after it (without the line feed).
@@ -1216,6 +1235,58 @@ mod tests {
         }
         assert!(left_out > total / 3, "left out {left_out} of {total}");
         assert!(left_out < total, "left out {left_out} of {total}");
+    }
+
+    #[test]
+    fn plain_text_is_the_character_rule() {
+        let by_char = |t: &str| {
+            t.bytes().all(|b| b == b'\n' || (b >= 0x20 && b != 0x7f))
+                && !t.chars().any(|c| {
+                    matches!(
+                        c,
+                        '\u{80}'
+                            ..='\u{9f}'
+                                | '\u{2028}'
+                                | '\u{2029}'
+                                | '\u{feff}'
+                                | '\u{fffe}'
+                                | '\u{ffff}'
+                    )
+                })
+        };
+        let pieces = [
+            "a",
+            "\n",
+            " ",
+            "\t",
+            "\r",
+            "\u{7f}",
+            "\u{1f}",
+            "é",
+            "\u{80}",
+            "\u{9f}",
+            "\u{a0}",
+            "\u{2027}",
+            "\u{2028}",
+            "\u{2029}",
+            "\u{202a}",
+            "\u{feff}",
+            "\u{fefe}",
+            "\u{fffd}",
+            "\u{fffe}",
+            "\u{ffff}",
+            "\u{10000}",
+            "日",
+            "’",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for pad in [0, 5, 30, 31, 32, 33, 64] {
+                    let t = format!("{}{a}{}{b}", "x".repeat(pad), "y".repeat(pad / 2));
+                    assert_eq!(plain_text(&t), by_char(&t), "{t:?}");
+                }
+            }
+        }
     }
 
     #[test]
