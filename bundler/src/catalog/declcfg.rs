@@ -263,6 +263,11 @@ impl DeclarativeConfig {
     /// Calls `f` with each blob as a JSON value, in [`ordered_values`](Self::ordered_values)
     /// order, one at a time (writers use this so a big catalog is never copied whole).
     pub fn visit_ordered(&self, mut f: impl FnMut(Value)) {
+        self.visit_blobs(|b| f(b.value()));
+    }
+
+    /// Calls `f` with each blob, in [`ordered_values`](Self::ordered_values) order.
+    pub fn visit_blobs<'a>(&'a self, mut f: impl FnMut(Blob<'a>)) {
         use std::collections::BTreeMap;
         #[derive(Default)]
         struct Group<'a> {
@@ -293,29 +298,28 @@ impl DeclarativeConfig {
         for d in &self.deprecations {
             groups.entry(&d.package).or_default().deprecations.push(d);
         }
-        let to_value = |v: &dyn erased::Ser| v.value();
         for (_, mut g) in groups {
             g.channels.sort_by(|a, b| a.name.cmp(&b.name));
             g.bundles.sort_by(|a, b| a.name.cmp(&b.name));
             g.others.sort_by(|a, b| a.schema.cmp(&b.schema));
             for p in g.packages {
-                f(to_value(p));
+                f(Blob::Package(p));
             }
             for c in g.channels {
-                f(to_value(c));
+                f(Blob::Channel(c));
             }
             for b in g.bundles {
-                f(to_value(b));
+                f(Blob::Bundle(b));
             }
             for o in g.others {
-                f(o.blob.clone());
+                f(Blob::Other(&o.blob));
             }
             for d in g.deprecations {
-                f(to_value(d));
+                f(Blob::Deprecation(d));
             }
         }
         for o in rootless {
-            f(o.blob.clone());
+            f(Blob::Other(&o.blob));
         }
     }
 
@@ -331,12 +335,24 @@ impl DeclarativeConfig {
     /// whole output in memory.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut result = Ok(());
-        self.visit_ordered(|v| {
-            if result.is_ok() {
-                result = out
-                    .write_all(json_pretty4(&v).as_bytes())
-                    .and_then(|()| out.write_all(b"\n"));
+        let mut buf = Vec::new();
+        self.visit_blobs(|b| {
+            if result.is_err() {
+                return;
             }
+            // Straight from the typed blob, raw property values re-indented as text (the
+            // bytes their trees would give; see `json4`).
+            let direct = match b {
+                Blob::Package(p) => super::json4::to_vec(p, &mut buf),
+                Blob::Channel(c) => super::json4::to_vec(c, &mut buf),
+                Blob::Bundle(b) => super::json4::to_vec(b, &mut buf),
+                Blob::Deprecation(d) => super::json4::to_vec(d, &mut buf),
+                Blob::Other(v) => super::json4::to_vec(v, &mut buf),
+            };
+            if direct.is_err() {
+                buf = json_pretty4(&b.value()).into_bytes();
+            }
+            result = out.write_all(&buf).and_then(|()| out.write_all(b"\n"));
         });
         result
     }
@@ -390,6 +406,31 @@ impl DeclarativeConfig {
         match err {
             Some(e) => Err(e),
             None => Ok(out),
+        }
+    }
+}
+
+/// One blob of a catalog, as [`DeclarativeConfig::visit_blobs`] gives it.
+#[derive(Clone, Copy)]
+pub enum Blob<'a> {
+    Package(&'a Package),
+    Channel(&'a Channel),
+    Bundle(&'a Bundle),
+    /// A blob of a schema we do not model.
+    Other(&'a Value),
+    Deprecation(&'a Deprecation),
+}
+
+impl Blob<'_> {
+    /// The blob as a JSON value.
+    pub fn value(&self) -> Value {
+        use erased::Ser;
+        match *self {
+            Blob::Package(p) => p.value(),
+            Blob::Channel(c) => c.value(),
+            Blob::Bundle(b) => b.value(),
+            Blob::Other(v) => v.clone(),
+            Blob::Deprecation(d) => d.value(),
         }
     }
 }

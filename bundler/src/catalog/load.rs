@@ -205,6 +205,17 @@ fn load_bytes_keeping(
     bytes: &[u8],
     keep: Keep,
 ) -> Result<DeclarativeConfig, LoadError> {
+    load_bytes_reading(path, bytes, keep, true)
+}
+
+/// [`load_bytes_keeping`]; `lean` lets [`Keep::Structure`] skip building what it drops
+/// (tests compare with `false`, building everything).
+fn load_bytes_reading(
+    path: &Path,
+    bytes: &[u8],
+    keep: Keep,
+    lean: bool,
+) -> Result<DeclarativeConfig, LoadError> {
     let text = yaml::utf8(path, bytes)?;
     // A byte order mark is not content (go-yaml skips it), and would hide a first `---`.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -215,8 +226,20 @@ fn load_bytes_keeping(
         load_json_stream(&file, text, &mut cfg, keep)?;
     } else {
         for (line, doc) in yaml_documents(text) {
-            let value =
-                yaml::parse_value_at(path, doc, line).map_err(|e| shift_line(e, line - 1))?;
+            let at = |e| shift_line(e, line - 1);
+            let value = match keep {
+                _ if !lean => yaml::parse_value_at(path, doc, line).map_err(at)?,
+                Keep::All => yaml::parse_value_at(path, doc, line).map_err(at)?,
+                // The `olm.csv.metadata` values `lighten` would empty are not even built
+                // (most of a modern catalog's nodes); in a blob where `lighten` would not
+                // empty them, the document is read again, whole.
+                Keep::Structure => match yaml::parse_value_lean(path, doc, line).map_err(at)? {
+                    (v, true) if !lightened_anyway(&v) => {
+                        yaml::parse_value_at(path, doc, line).map_err(at)?
+                    }
+                    (v, _) => v,
+                },
+            };
             if value.is_null() {
                 continue;
             }
@@ -251,28 +274,36 @@ fn shift_line(e: YamlError, by: u32) -> YamlError {
 /// Splits a YAML stream at lines that are `---` (optionally followed by spaces or a comment), as
 /// the Kubernetes YAML reader does, giving each document's text and 1-based start line.
 pub fn yaml_documents(text: &str) -> Vec<(u32, &str)> {
+    let bytes = text.as_bytes();
     let mut docs = Vec::new();
     let mut start = 0usize;
     let mut start_line = 1u32;
-    let mut pos = 0usize;
-    for (line_no, line) in (1u32..).zip(text.split_inclusive('\n')) {
-        // apimachinery's YAMLReader.Read: `---` at the start of a line, then only spaces or a
-        // comment.
-        let trimmed = line.trim_end();
-        if trimmed.starts_with("---") && {
-            let rest = trimmed[3..].trim();
-            rest.is_empty() || rest.starts_with('#')
-        } {
-            if pos > start {
-                docs.push((start_line, &text[start..pos]));
-            }
-            start = pos + line.len();
-            start_line = line_no + 1;
+    // Lines are counted only up to each separator found.
+    let mut line_no = 1u32;
+    let mut counted = 0usize;
+    // A separator line starts with `---`; `---` never spans lines, so the first match in a
+    // line is at its start when the line starts with it.
+    for pos in memchr::memmem::find_iter(bytes, b"---") {
+        if pos != 0 && bytes[pos - 1] != b'\n' {
+            continue;
         }
-        pos += line.len();
+        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i + 1);
+        // apimachinery's YAMLReader.Read: `---` at the start of a line, then only spaces or
+        // a comment.
+        let rest = text[pos..end].trim_end()[3..].trim();
+        if !(rest.is_empty() || rest.starts_with('#')) {
+            continue;
+        }
+        line_no += count_newlines(&text[counted..pos]);
+        counted = pos;
+        if pos > start {
+            docs.push((start_line, &text[start..pos]));
+        }
+        start = end;
+        start_line = line_no + 1;
     }
-    if pos > start {
-        docs.push((start_line, &text[start..pos]));
+    if bytes.len() > start {
+        docs.push((start_line, &text[start..]));
     }
     docs
 }
@@ -309,7 +340,7 @@ fn load_json_stream(
 }
 
 fn count_newlines(s: &str) -> u32 {
-    s.bytes().filter(|b| *b == b'\n').count() as u32
+    memchr::memchr_iter(b'\n', s.as_bytes()).count() as u32
 }
 
 fn blob_err(source: &Source, message: impl Into<String>) -> LoadError {
@@ -534,6 +565,20 @@ fn add_blob_keeping(
     Ok(())
 }
 
+/// Whether [`add_blob_keeping`] under [`Keep::Structure`] gives `blob` the same treatment as
+/// the blob with its `olm.csv.metadata` values in full: it is a bundle whose properties all
+/// take the plain path, where [`lighten`] empties those values (an object becomes `{}`).
+fn lightened_anyway(blob: &Value) -> bool {
+    let Value::Object(obj) = blob else {
+        return false;
+    };
+    let is_bundle =
+        meta_keys(obj, &Source::default()).is_ok_and(|[schema, _, _]| schema == SCHEMA_BUNDLE);
+    is_bundle
+        && matches!(obj.get("properties"),
+            Some(Value::Array(items)) if items.iter().all(Property::is_plain_tree))
+}
+
 /// For [`Keep::Structure`]: replaces a property value validation reads no further than its
 /// shape by an empty one of the same shape. These values are most of a catalog's bytes.
 fn lighten(item: &mut Value) {
@@ -714,6 +759,107 @@ mod tests {
         let l = crate::catalog::validate::validate(&lean);
         assert!(a.has_errors(), "{}", a.to_text());
         assert_eq!(a.to_text(), l.to_text());
+    }
+
+    /// The line splitter before it searched for `---` (every line in turn), as the reference.
+    fn yaml_documents_by_line(text: &str) -> Vec<(u32, &str)> {
+        let mut docs = Vec::new();
+        let mut start = 0usize;
+        let mut start_line = 1u32;
+        let mut pos = 0usize;
+        for (line_no, line) in (1u32..).zip(text.split_inclusive('\n')) {
+            let trimmed = line.trim_end();
+            if trimmed.starts_with("---") && {
+                let rest = trimmed[3..].trim();
+                rest.is_empty() || rest.starts_with('#')
+            } {
+                if pos > start {
+                    docs.push((start_line, &text[start..pos]));
+                }
+                start = pos + line.len();
+                start_line = line_no + 1;
+            }
+            pos += line.len();
+        }
+        if pos > start {
+            docs.push((start_line, &text[start..pos]));
+        }
+        docs
+    }
+
+    #[test]
+    fn yaml_documents_split_as_line_by_line() {
+        for text in [
+            "",
+            "---",
+            "---\n",
+            "a: 1\n",
+            "---\na: 1\n---\nb: 2\n",
+            "a: 1\n---\n---\n\n---\nb: 2",
+            "a: |\n  ---\n  x\n---  # c\nb: 1\n",
+            "----\na\n--- x\nb\n---x\n---\t\nc\n--- \u{85}\nd\n",
+            "x---\n-----\n---#c\n--- #c\ne\n---",
+            "a\r\n---\r\nb\r\n",
+            "\n\n---\n\n",
+        ] {
+            assert_eq!(
+                yaml_documents(text),
+                yaml_documents_by_line(text),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// Structure loads that skip building `olm.csv.metadata` values give what building
+    /// everything and emptying them gives: values, errors and line numbers.
+    fn lean_and_whole_agree(name: &str, bytes: &[u8]) {
+        let path = Path::new(name);
+        let lean = load_bytes_reading(path, bytes, Keep::Structure, true);
+        let whole = load_bytes_reading(path, bytes, Keep::Structure, false);
+        match (lean, whole) {
+            (Ok(a), Ok(b)) => assert!(a == b, "{name}: loads differ"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
+            (a, b) => panic!("{name}: {a:?} vs {b:?}"),
+        }
+    }
+
+    #[test]
+    fn lean_structure_loads_agree_with_whole_ones() {
+        let csv =
+            "- type: olm.csv.metadata\n  value:\n    description: long\n    keywords:\n    - a\n";
+        for text in [
+            format!("image: i\nname: a.v1\npackage: a\nproperties:\n{csv}schema: olm.bundle\n"),
+            // Not a bundle: its properties are kept whole (read again).
+            format!("name: a\nproperties:\n{csv}schema: olm.package\n"),
+            format!("name: a\nproperties:\n{csv}schema: vendor.x\n"),
+            format!("package: a\nproperties:\n{csv}schema: olm.channel\nname: s\n"),
+            // Properties that do not all take the plain path.
+            format!("name: a.v1\nproperties:\n{csv}- type: 5\n  value: x\nschema: olm.bundle\n"),
+            format!("name: a.v1\nproperties:\n{csv}- x\nschema: olm.bundle\n"),
+            format!("name: a.v1\nproperties:\n{csv}Schema: olm.bundle\nschema: olm.bundle\n"),
+            format!("name: a.v1\nProperties: []\nproperties:\n{csv}SCHEMA: olm.bundle\n"),
+            format!("name: [a]\nproperties:\n{csv}schema: olm.bundle\n"),
+            // Broken or repeated inside the left-out value.
+            format!("name: a.v1\nproperties:\n{csv}    description: again\nschema: olm.bundle\n"),
+            format!("name: a.v1\nproperties:\n{csv}    x: [1\nschema: olm.bundle\n"),
+            format!("name: a.v1\nproperties:\n{csv}    x: \"\\q\"\nschema: olm.bundle\n"),
+        ] {
+            let text = format!("schema: olm.package\nname: a\n---\n{text}");
+            lean_and_whole_agree("c.yaml", text.as_bytes());
+        }
+        // Every shared catalog file.
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let shared = [
+            manifest.join("../../shared/data/catalogs"),
+            manifest.join("../../../shared/data/catalogs"),
+        ];
+        if let Some(root) = shared.iter().find(|p| p.is_dir()) {
+            let files = catalog_files(root).unwrap();
+            assert!(files.len() > 10, "{}", files.len());
+            for f in files {
+                lean_and_whole_agree(&f.display().to_string(), &std::fs::read(&f).unwrap());
+            }
+        }
     }
 
     #[test]

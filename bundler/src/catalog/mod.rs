@@ -17,6 +17,7 @@ pub mod goyaml;
 pub mod graph;
 pub mod ignore;
 pub mod init;
+pub mod json4;
 pub mod list;
 pub mod load;
 pub mod model;

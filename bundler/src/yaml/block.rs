@@ -29,6 +29,24 @@ type R<T> = Result<T, Bail>;
 
 /// The document in `text`, or `None` when it is not plain block YAML.
 pub fn parse(text: &str) -> Option<Value> {
+    parse_with(text, false).map(|(v, _)| v)
+}
+
+/// The type of the property values [`parse_lean`] leaves out.
+const CSV_METADATA: &str = "olm.csv.metadata";
+
+/// [`parse`] for a catalog blob whose `olm.csv.metadata` contents nobody will read (catalog
+/// validation checks only that such a value is an object). In the top-level `properties`
+/// list, the `value` of an item whose `type` (written before it) is `olm.csv.metadata` is
+/// read without being built when it is a block mapping: every line goes through the same
+/// code as in [`parse`], with the same subset, the same bail-outs (duplicate keys included)
+/// and the same depth limit, so the answer is `None` exactly when [`parse`]'s is; the value
+/// comes back as `{}`. The flag tells whether a value was left out this way.
+pub fn parse_lean(text: &str) -> Option<(Value, bool)> {
+    parse_with(text, true)
+}
+
+fn parse_with(text: &str, lean: bool) -> Option<(Value, bool)> {
     if !plain_text(text) {
         return None;
     }
@@ -36,19 +54,23 @@ pub fn parse(text: &str) -> Option<Value> {
         text,
         pos: 0,
         peeked: None,
+        lean,
+        skip: false,
+        skipped: false,
+        keys: Vec::new(),
     };
     let first = r.peek().ok()??;
     if first.indent != 0 {
         return None;
     }
     let value = if is_item(first.content) {
-        r.seq(0, 0)
+        r.seq(0, 0, false)
     } else {
-        r.map(first, 0)
+        r.map(first, 0, false)
     }
     .ok()?;
     match r.peek() {
-        Ok(None) => Some(value),
+        Ok(None) => Some((value, r.skipped)),
         _ => None,
     }
 }
@@ -56,21 +78,44 @@ pub fn parse(text: &str) -> Option<Value> {
 /// Only line feeds and printable characters that every YAML reader treats alike: no tabs, no
 /// carriage returns, no C0/C1 controls, no Unicode line separators or byte order marks.
 fn plain_text(text: &str) -> bool {
-    let ascii_ok = text.bytes().all(|b| b == b'\n' || (b >= 0x20 && b != 0x7f));
-    ascii_ok
-        && (text.is_ascii()
-            || !text.chars().any(|c| {
-                matches!(
-                    c,
-                    '\u{80}'
-                        ..='\u{9f}'
-                            | '\u{2028}'
-                            | '\u{2029}'
-                            | '\u{feff}'
-                            | '\u{fffe}'
-                            | '\u{ffff}'
-                )
-            }))
+    let bytes = text.as_bytes();
+    // Bytes in blocks, with arithmetic the compiler turns into vector instructions (a check
+    // with early exits costs over ten instructions a byte).
+    let mut blocks = bytes.chunks_exact(32);
+    let mut high = 0u8;
+    for block in &mut blocks {
+        let mut bad = 0u8;
+        for &b in block {
+            bad |= (u8::from(b < 0x20) & u8::from(b != b'\n')) | u8::from(b == 0x7f);
+            high |= b;
+        }
+        if bad != 0 {
+            return false;
+        }
+    }
+    let rest = blocks.remainder();
+    if !rest.iter().all(|&b| b == b'\n' || (b >= 0x20 && b != 0x7f)) {
+        return false;
+    }
+    high |= rest.iter().fold(0, |h, &b| h | b);
+    high < 0x80 || !has_unusual_character(bytes)
+}
+
+/// Whether valid UTF-8 holds U+0080..U+009F, U+2028, U+2029, U+FEFF, U+FFFE or U+FFFF: their
+/// encodings are the only ones starting with 0xC2 then 0x80..=0x9F, 0xE2 0x80 0xA8/0xA9,
+/// and 0xEF 0xBB 0xBF / 0xEF 0xBF 0xBE/0xBF (in valid UTF-8 these bytes start a character).
+fn has_unusual_character(bytes: &[u8]) -> bool {
+    memchr::memchr3_iter(0xc2, 0xe2, 0xef, bytes).any(|i| {
+        let next = |k: usize| bytes.get(i + k).copied().unwrap_or(0);
+        match bytes[i] {
+            0xc2 => (0x80..=0x9f).contains(&next(1)),
+            0xe2 => next(1) == 0x80 && matches!(next(2), 0xa8 | 0xa9),
+            _ => matches!(
+                (next(1), next(2)),
+                (0xbb, 0xbf) | (0xbf, 0xbe) | (0xbf, 0xbf)
+            ),
+        }
+    })
 }
 
 /// One line: its indentation and the text after it (without the line feed).
@@ -89,12 +134,31 @@ fn is_item(content: &str) -> bool {
     content == "-" || content.starts_with("- ")
 }
 
+/// What a collection read by [`Reader::nested`] is, for [`parse_lean`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Plain,
+    /// The value of the top-level `properties` key: its items are properties.
+    Properties,
+    /// One item of the top-level `properties` list.
+    Property,
+}
+
 struct Reader<'a> {
     text: &'a str,
     /// The start of the first line not yet read.
     pos: usize,
     /// The last line `peek` found and where it starts (each line is peeked several times).
     peeked: Option<(usize, Line<'a>)>,
+    /// [`parse_lean`]: leave `olm.csv.metadata` values out.
+    lean: bool,
+    /// Reading without building: every value is `Null`, keys are checked for repeats in
+    /// `keys` instead of a map.
+    skip: bool,
+    /// Whether a value was left out.
+    skipped: bool,
+    /// The keys of the mappings being skipped, innermost last.
+    keys: Vec<&'a str>,
 }
 
 impl<'a> Reader<'a> {
@@ -107,7 +171,7 @@ impl<'a> Reader<'a> {
             Some(i) => (&rest[..i], pos + i + 1, true),
             None => (rest, self.text.len(), false),
         };
-        let indent = raw.len() - raw.trim_start_matches(' ').len();
+        let indent = raw.bytes().position(|b| b != b' ').unwrap_or(raw.len());
         Some(Line {
             indent,
             content: &raw[indent..],
@@ -142,13 +206,17 @@ impl<'a> Reader<'a> {
     }
 
     /// A block mapping whose keys sit at column `indent`; `first` is its first line (possibly
-    /// the rest of a sequence entry line, `- key: value`).
-    fn map(&mut self, first: Line<'a>, depth: usize) -> R<Value> {
+    /// the rest of a sequence entry line, `- key: value`). `property` says it is an item of
+    /// the top-level `properties` list.
+    fn map(&mut self, first: Line<'a>, depth: usize, property: bool) -> R<Value> {
         if depth >= MAX_DEPTH {
             return Err(Bail);
         }
         let indent = first.indent;
+        let skip = self.skip;
+        let keys_from = self.keys.len();
         let mut map = Map::new();
+        let mut csv_metadata = false;
         let mut line = first;
         loop {
             if is_item(line.content) {
@@ -158,24 +226,43 @@ impl<'a> Reader<'a> {
             check_key(key)?;
             self.pos = line.next;
             let value = match rest.trim_start_matches(' ') {
-                "" => self.nested(indent, true, depth)?,
+                "" if property && csv_metadata && key == "value" => self.left_out(indent, depth)?,
+                "" => {
+                    let role = match depth == 0 && self.lean && key == "properties" {
+                        true => Role::Properties,
+                        false => Role::Plain,
+                    };
+                    self.nested(indent, true, depth, role)?
+                }
                 v => self.inline(v, indent)?,
             };
-            if map.contains_key(key) {
-                return Err(Bail); // the serde-saphyr path names the repeat, last value wins
+            if skip {
+                if self.keys[keys_from..].contains(&key) {
+                    return Err(Bail); // a repeat: the general path decides, as in `parse`
+                }
+                self.keys.push(key);
+            } else {
+                if map.contains_key(key) {
+                    return Err(Bail); // the serde-saphyr path names the repeat, last value wins
+                }
+                if property && key == "type" {
+                    csv_metadata = value.as_str() == Some(CSV_METADATA);
+                }
+                map.insert(key.to_string(), value);
             }
-            map.insert(key.to_string(), value);
             match self.peek()? {
                 Some(l) if l.indent == indent => line = l,
                 Some(l) if l.indent > indent => return Err(Bail),
                 _ => break,
             }
         }
+        self.keys.truncate(keys_from);
         Ok(Value::Object(map))
     }
 
-    /// A block sequence whose `-` indicators sit at column `indent`.
-    fn seq(&mut self, indent: usize, depth: usize) -> R<Value> {
+    /// A block sequence whose `-` indicators sit at column `indent`; `properties` says its
+    /// items are properties.
+    fn seq(&mut self, indent: usize, depth: usize, properties: bool) -> R<Value> {
         if depth >= MAX_DEPTH {
             return Err(Bail);
         }
@@ -191,7 +278,11 @@ impl<'a> Reader<'a> {
             let rest = &line.content[1..];
             let v = rest.trim_start_matches(' ');
             let item = if v.is_empty() {
-                self.nested(indent, false, depth)?
+                let role = match properties {
+                    true => Role::Property,
+                    false => Role::Plain,
+                };
+                self.nested(indent, false, depth, role)?
             } else if is_item(v) || v.starts_with('#') {
                 return Err(Bail); // `- - x`, or a comment
             } else if split_key(v).is_some() {
@@ -202,30 +293,55 @@ impl<'a> Reader<'a> {
                     content: v,
                     ..line
                 };
-                self.map(first, depth + 1)?
+                self.map(first, depth + 1, properties)?
             } else {
                 self.inline(v, indent)?
             };
-            items.push(item);
+            if !self.skip {
+                items.push(item);
+            }
         }
         Ok(Value::Array(items))
     }
 
     /// The value of a key or entry with nothing after its indicator: a collection on the
     /// following lines, or null. A mapping value may be a sequence at the key's own column.
-    fn nested(&mut self, parent: usize, same_column_seq: bool, depth: usize) -> R<Value> {
+    fn nested(
+        &mut self,
+        parent: usize,
+        same_column_seq: bool,
+        depth: usize,
+        role: Role,
+    ) -> R<Value> {
         match self.peek()? {
             Some(l) if l.indent > parent => {
                 if is_item(l.content) {
-                    self.seq(l.indent, depth + 1)
+                    self.seq(l.indent, depth + 1, role == Role::Properties)
                 } else {
-                    self.map(l, depth + 1)
+                    self.map(l, depth + 1, role == Role::Property)
                 }
             }
             Some(l) if l.indent == parent && same_column_seq && is_item(l.content) => {
-                self.seq(parent, depth + 1)
+                self.seq(parent, depth + 1, role == Role::Properties)
             }
             _ => Ok(Value::Null),
+        }
+    }
+
+    /// For [`parse_lean`], the `value` of an `olm.csv.metadata` property (its key at column
+    /// `parent`): a block mapping is read without being built and given as `{}`; anything
+    /// else is read as [`nested`](Self::nested) reads it.
+    fn left_out(&mut self, parent: usize, depth: usize) -> R<Value> {
+        match self.peek()? {
+            Some(l) if l.indent > parent && !is_item(l.content) => {
+                self.skip = true;
+                let read = self.map(l, depth + 1, false);
+                self.skip = false;
+                read?;
+                self.skipped = true;
+                Ok(Value::Object(Map::new()))
+            }
+            _ => self.nested(parent, true, depth, Role::Plain),
         }
     }
 
@@ -233,10 +349,15 @@ impl<'a> Reader<'a> {
     /// space); `parent` is the column of the collection holding it.
     fn inline(&mut self, v: &'a str, parent: usize) -> R<Value> {
         let bytes = v.as_bytes();
+        let build = !self.skip;
+        let string = |s: String| match build {
+            true => Value::String(s),
+            false => Value::Null,
+        };
         match bytes[0] {
-            b'"' => double_quoted(&self.quoted_lines(v, parent, b'"')?).map(Value::String),
-            b'\'' => single_quoted(&self.quoted_lines(v, parent, b'\'')?).map(Value::String),
-            b'|' | b'>' => self.block_scalar(v, parent).map(Value::String),
+            b'"' => double_quoted(&self.quoted_lines(v, parent, b'"')?, build).map(string),
+            b'\'' => single_quoted(&self.quoted_lines(v, parent, b'\'')?, build).map(string),
+            b'|' | b'>' => self.block_scalar(v, parent).map(string),
             b'{' | b'[' => match v.trim_end_matches(' ') {
                 "{}" => Ok(Value::Object(Map::new())),
                 "[]" => Ok(Value::Array(Vec::new())),
@@ -257,7 +378,9 @@ impl<'a> Reader<'a> {
     /// line break becomes a space, n empty lines become n line feeds.
     fn plain_lines(&mut self, v: &'a str, parent: usize) -> R<Value> {
         let first = plain_first(v)?;
+        let build = !self.skip;
         let mut folded: Option<String> = None;
+        let mut continued = false;
         let mut empties = 0;
         let mut pos = self.pos;
         while let Some(l) = self.line_at(pos) {
@@ -273,12 +396,23 @@ impl<'a> Reader<'a> {
             if !plain_continuation(c) {
                 return Err(Bail);
             }
-            let s = folded.get_or_insert_with(|| first.to_string());
-            fold(s, empties);
-            s.push_str(c);
+            continued = true;
+            if build {
+                let s = folded.get_or_insert_with(|| first.to_string());
+                fold(s, empties);
+                s.push_str(c);
+            }
             empties = 0;
             pos = l.next;
             self.pos = pos;
+        }
+        if !build {
+            // Only a one-line scalar can look like a number, the one case where resolving
+            // it may stand aside.
+            if !continued && tree::may_be_number(first) {
+                tree::scalar(Cow::Borrowed(first), ScalarStyle::Plain).ok_or(Bail)?;
+            }
+            return Ok(Value::Null);
         }
         match folded {
             None => tree::scalar(Cow::Borrowed(first), ScalarStyle::Plain),
@@ -328,7 +462,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A `|`, `|-`, `>` or `>-` block scalar; its lines follow the current position.
+    /// A `|`, `|-`, `>` or `>-` block scalar; its lines follow the current position. When
+    /// skipping, the lines are checked but the text is not built (an empty string).
     fn block_scalar(&mut self, header: &str, parent: usize) -> R<String> {
         let (literal, strip) = match header.trim_end_matches(' ') {
             "|" => (true, false),
@@ -337,7 +472,9 @@ impl<'a> Reader<'a> {
             ">-" => (false, true),
             _ => return Err(Bail), // keep chomping, indentation indicators, comments
         };
+        let build = !self.skip;
         let mut lines: Vec<&str> = Vec::new();
+        let mut content_lines = 0usize;
         let mut content_indent = None;
         let mut pos = self.pos;
         let mut last_newline = true;
@@ -346,7 +483,11 @@ impl<'a> Reader<'a> {
                 // An empty line: leading ones, or ones with spaces beyond the content's
                 // indentation, follow rules this reader leaves to the general path.
                 match content_indent {
-                    Some(ci) if l.indent <= ci => lines.push(""),
+                    Some(ci) if l.indent <= ci => {
+                        if build {
+                            lines.push("");
+                        }
+                    }
                     _ => return Err(Bail),
                 }
                 pos = l.next;
@@ -358,23 +499,28 @@ impl<'a> Reader<'a> {
                 None if l.indent <= parent => break,
                 None => *content_indent.insert(l.indent),
             };
-            // The line without its first `ci` spaces (extra indentation is content).
-            let end = l.next - usize::from(l.newline);
-            let text = &self.text[end - l.content.len() - (l.indent - ci)..end];
-            if !literal && (l.indent > ci || text.ends_with(' ')) {
+            if !literal && (l.indent > ci || l.content.ends_with(' ')) {
                 return Err(Bail); // folding of more-indented lines and trailing spaces
             }
-            lines.push(text);
+            if build {
+                // The line without its first `ci` spaces (extra indentation is content).
+                let end = l.next - usize::from(l.newline);
+                lines.push(&self.text[end - l.content.len() - (l.indent - ci)..end]);
+            }
+            content_lines += 1;
             last_newline = l.newline;
             pos = l.next;
         }
         while lines.last() == Some(&"") {
             lines.pop();
         }
-        if lines.is_empty() || (!strip && !last_newline) {
+        if content_lines == 0 || (!strip && !last_newline) {
             return Err(Bail); // empty scalars and a final line without its line feed
         }
         self.pos = pos;
+        if !build {
+            return Ok(String::new());
+        }
         let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         if literal {
             for (i, l) in lines.iter().enumerate() {
@@ -463,15 +609,20 @@ fn check_key(key: &str) -> R<()> {
 /// The first line of a plain scalar, without trailing spaces.
 fn plain_first(v: &str) -> R<&str> {
     let t = v.trim_end_matches(' ');
-    if t.contains(" #")
-        || t.contains(": ")
-        || t.ends_with(':')
-        || t.starts_with("---")
-        || t.starts_with("...")
-    {
+    if comment_or_key(t) || t.starts_with("---") || t.starts_with("...") {
         return Err(Bail);
     }
     Ok(t)
+}
+
+/// Whether text (without trailing spaces) has a comment (` #`) or reads as a key (`: `, or a
+/// `:` at its end).
+fn comment_or_key(t: &str) -> bool {
+    let bytes = t.as_bytes();
+    memchr::memchr2_iter(b'#', b':', bytes).any(|i| match bytes[i] {
+        b'#' => i > 0 && bytes[i - 1] == b' ',
+        _ => matches!(bytes.get(i + 1), None | Some(b' ')),
+    })
 }
 
 /// A continuation line of a plain scalar (trimmed) that every reader folds alike: no
@@ -498,7 +649,7 @@ fn plain_continuation(c: &str) -> bool {
             | b'@'
             | b'`'
     );
-    leading_ok && !c.contains(" #") && !c.contains(": ") && !c.ends_with(':')
+    leading_ok && !comment_or_key(c)
 }
 
 /// Folds a line break followed by `empties` empty lines: a space, or that many line feeds.
@@ -544,8 +695,10 @@ fn push_segment(body: &mut String, line: &str, double: bool) -> R<bool> {
     Ok(false)
 }
 
-/// A `"…"` scalar that ends on its line (only spaces may follow), with JSON's escapes.
-fn double_quoted(v: &str) -> R<String> {
+/// A `"…"` scalar that ends on its line (only spaces may follow), with JSON's escapes and
+/// the single-character ones of YAML. Without `build`, the text is checked and not built (an
+/// empty string).
+fn double_quoted(v: &str, build: bool) -> R<String> {
     let bytes = v.as_bytes();
     let mut out: Option<String> = None;
     let mut start = 1;
@@ -557,6 +710,7 @@ fn double_quoted(v: &str) -> R<String> {
                     return Err(Bail);
                 }
                 return Ok(match out {
+                    _ if !build => String::new(),
                     None => v[1..i].to_string(),
                     Some(mut s) => {
                         s.push_str(&v[start..i]);
@@ -565,8 +719,6 @@ fn double_quoted(v: &str) -> R<String> {
                 });
             }
             b'\\' => {
-                let s = out.get_or_insert_with(String::new);
-                s.push_str(&v[start..i]);
                 let (c, len) = match bytes.get(i + 1).ok_or(Bail)? {
                     b'"' => ('"', 2),
                     b'\\' => ('\\', 2),
@@ -576,17 +728,27 @@ fn double_quoted(v: &str) -> R<String> {
                     b'r' => ('\r', 2),
                     b'b' => ('\u{8}', 2),
                     b'f' => ('\u{c}', 2),
-                    b'u' => {
-                        let hex = v.get(i + 2..i + 6).ok_or(Bail)?;
-                        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                            return Err(Bail);
-                        }
-                        let code = u32::from_str_radix(hex, 16).map_err(|_| Bail)?;
-                        (char::from_u32(code).ok_or(Bail)?, 6)
-                    }
+                    // go-yaml writes `\ ` for a space that must not fold away (at the start
+                    // of a continuation line).
+                    b' ' => (' ', 2),
+                    b'0' => ('\0', 2),
+                    b'a' => ('\u{7}', 2),
+                    b'v' => ('\u{b}', 2),
+                    b'e' => ('\u{1b}', 2),
+                    b'N' => ('\u{85}', 2),
+                    b'_' => ('\u{a0}', 2),
+                    b'L' => ('\u{2028}', 2),
+                    b'P' => ('\u{2029}', 2),
+                    b'x' => (hex_char(v, i + 2, 2)?, 4),
+                    b'u' => (hex_char(v, i + 2, 4)?, 6),
+                    b'U' => (hex_char(v, i + 2, 8)?, 10),
                     _ => return Err(Bail),
                 };
-                s.push(c);
+                if build {
+                    let s = out.get_or_insert_with(String::new);
+                    s.push_str(&v[start..i]);
+                    s.push(c);
+                }
                 i += len;
                 start = i;
             }
@@ -596,15 +758,30 @@ fn double_quoted(v: &str) -> R<String> {
     Err(Bail) // continues on the next line
 }
 
-/// A `'…'` scalar that ends on its line (only spaces may follow); `''` is a quote.
-fn single_quoted(v: &str) -> R<String> {
+/// The character of the `digits` hexadecimal digits at `at` in `v` (an escape's code point).
+fn hex_char(v: &str, at: usize, digits: usize) -> R<char> {
+    let hex = v.get(at..at + digits).ok_or(Bail)?;
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Bail);
+    }
+    let code = u32::from_str_radix(hex, 16).map_err(|_| Bail)?;
+    char::from_u32(code).ok_or(Bail)
+}
+
+/// A `'…'` scalar that ends on its line (only spaces may follow); `''` is a quote. Without
+/// `build`, the text is checked and not built (an empty string).
+fn single_quoted(v: &str, build: bool) -> R<String> {
     let mut out = String::new();
     let mut rest = &v[1..];
     loop {
-        let i = rest.find('\'').ok_or(Bail)?;
-        out.push_str(&rest[..i]);
+        let i = memchr::memchr(b'\'', rest.as_bytes()).ok_or(Bail)?;
+        if build {
+            out.push_str(&rest[..i]);
+        }
         if rest[i + 1..].starts_with('\'') {
-            out.push('\'');
+            if build {
+                out.push('\'');
+            }
             rest = &rest[i + 2..];
         } else {
             if !rest[i + 1..].bytes().all(|b| b == b' ') {
@@ -669,6 +846,13 @@ mod tests {
             "\"\\ud800\"",
             "\"a\\\"b\\\\c\\/d\\n\\t\"",
             "\"\\x41\"",
+            "\"\\x4\"",
+            "\"a\\ b\"",
+            "\"\\0\\a\\v\\e\\N\\_\\L\\P\"",
+            "\"\\U0001F600\\U0000004\"",
+            "\"\\U0001F600\"",
+            "\"\\UFFFFFFFF\"",
+            "\"\\q\"",
             "\"a\" b",
             "\"open",
             "'open",
@@ -824,6 +1008,288 @@ mod tests {
             "a: \"one \\\n  \\ two\"\n",
         ] {
             super::super::agrees(parse, doc);
+        }
+        // go-yaml's escaped space at the start of a continuation line (leading spaces kept).
+        for doc in [
+            "a: \"components\\n\n  \\            KubeRay.\\n* Kserve\"\nb: 1\n",
+            "a: \"x\\n\n  \\   },\\n\"\n",
+        ] {
+            assert!(
+                same(doc),
+                "{doc:?}: the block reader should answer, and agree"
+            );
+        }
+    }
+
+    /// Whether `lean` is `full` with some `olm.csv.metadata` values of its top-level
+    /// `properties` items (mappings in `full`) given as `{}`; how many.
+    fn left_out_of(full: &Value, lean: &Value) -> Option<usize> {
+        let (Some(Value::Array(f)), Some(Value::Array(l))) =
+            (full.get("properties"), lean.get("properties"))
+        else {
+            return (full == lean).then_some(0);
+        };
+        let mut n = 0;
+        for (fi, li) in f.iter().zip(l) {
+            if fi == li {
+                continue;
+            }
+            let csv = fi.get("type").and_then(Value::as_str) == Some(CSV_METADATA);
+            let mut emptied = fi.clone();
+            emptied["value"] = Value::Object(Map::new());
+            if !(csv && fi["value"].is_object() && &emptied == li) {
+                return None;
+            }
+            n += 1;
+        }
+        let rest = |v: &Value| {
+            let mut v = v.clone();
+            v["properties"] = Value::Null;
+            v
+        };
+        (f.len() == l.len() && rest(full) == rest(lean)).then_some(n)
+    }
+
+    /// `parse_lean` answers exactly when `parse` does, with `parse`'s value apart from the
+    /// values it leaves out. Returns whether it left one out.
+    fn lean_same(text: &str) -> bool {
+        match (parse(text), parse_lean(text)) {
+            (None, None) => false,
+            (Some(full), Some((lean, skipped))) => {
+                let n = left_out_of(&full, &lean);
+                assert!(n.is_some(), "{text:?}: {full:?} vs {lean:?}");
+                assert_eq!(skipped, n > Some(0), "{text:?}");
+                skipped
+            }
+            (full, lean) => panic!("{text:?}: parse {full:?}, parse_lean {lean:?}"),
+        }
+    }
+
+    fn bundle_with_csv(body: &str) -> String {
+        format!(
+            "image: i\nname: a.v1\nproperties:\n- type: olm.package\n  value:\n    packageName: a\n    version: 1.0.0\n- type: olm.csv.metadata\n  value:\n{body}- type: olm.gvk\n  value:\n    group: g\nschema: olm.bundle\n"
+        )
+    }
+
+    fn indent(text: &str, by: usize) -> String {
+        text.lines()
+            .map(|l| match l.is_empty() {
+                true => "\n".to_string(),
+                false => format!("{}{l}\n", " ".repeat(by)),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lean_reads_leave_out_csv_metadata_only() {
+        let doc = bundle_with_csv(
+            "    annotations:\n      alm-examples: |-\n        [{\"kind\": \"A\"}]\n      capabilities: Basic Install\n    description: \"one\\n\\n  two\"\n    keywords:\n    - x\n    provider:\n      name: P\n",
+        );
+        assert!(lean_same(&doc));
+        let (v, _) = parse_lean(&doc).unwrap();
+        assert_eq!(v["properties"][1]["value"], serde_json::json!({}));
+        assert_eq!(v["properties"][0]["value"]["version"], "1.0.0");
+        assert_eq!(v["properties"][2]["value"]["group"], "g");
+        // Not left out: `type` after `value`, nested deeper than the top-level list, other
+        // types, values that are not block mappings, and documents read whole anyway.
+        for doc in [
+            "properties:\n- value:\n    a: 1\n  type: olm.csv.metadata\n",
+            "x:\n  properties:\n  - type: olm.csv.metadata\n    value:\n      a: 1\n",
+            "properties:\n- type: olm.gvk\n  value:\n    a: 1\n",
+            "properties:\n- type: olm.csv.metadata\n  value: {}\n",
+            "properties:\n- type: olm.csv.metadata\n  value:\n  - a\n",
+            "properties:\n- type: olm.csv.metadata\n  value:\n",
+            "properties:\n  a:\n  - type: olm.csv.metadata\n    value:\n      a: 1\n",
+            "- properties:\n  - type: olm.csv.metadata\n    value:\n      a: 1\n",
+        ] {
+            assert!(!lean_same(doc), "{doc:?}");
+        }
+        // Left out in each layout of the list.
+        for doc in [
+            "properties:\n- type: olm.csv.metadata\n  value:\n    a: 1\n",
+            "properties:\n  - type: olm.csv.metadata\n    value:\n      a: 1\n",
+            "properties:\n-\n  type: olm.csv.metadata\n  value:\n    a: 1\n",
+            "properties:\n- type: 'olm.csv.metadata'\n  value:\n    a:\n      b: []\n",
+        ] {
+            assert!(lean_same(doc), "{doc:?}");
+        }
+    }
+
+    /// Whatever the left-out value holds, the lean read stands aside exactly when the whole
+    /// read does (so an error, a warning about a repeated key, or a value the general path
+    /// reads differently is never hidden).
+    #[test]
+    fn lean_reads_stand_aside_exactly_when_whole_reads_do() {
+        let mut left_out = 0;
+        let mut total = 0;
+        let scalars = [
+            "",
+            "~",
+            "yes",
+            "0",
+            "0123",
+            "-1",
+            "1.5",
+            "1e3",
+            ".inf",
+            "0x1F",
+            "1:20",
+            "1.2.3",
+            "-",
+            "-a",
+            "--x",
+            ".a",
+            "a b",
+            "a: b",
+            "a:b",
+            "a:",
+            "'q'",
+            "'it''s'",
+            "'a' b",
+            "\"d\\u0041\"",
+            "\"\\ud800\"",
+            "\"\\x41\"",
+            "\"a\\ b\"",
+            "\"\\q\"",
+            "\"a\" b",
+            "\"open",
+            "'open",
+            "x # c",
+            "x#c",
+            "@x",
+            "`x`",
+            "[]",
+            "{}",
+            "[a]",
+            "{a: 1}",
+            "&a x",
+            "*a",
+            "!x y",
+            "%x",
+            "?x",
+            "? x",
+            ":x",
+            "|x",
+            "a  ",
+            "é ü",
+            "---x",
+            "a\u{85}b",
+            "x\ty",
+        ];
+        for s in scalars {
+            for body in [
+                format!("    k: {s}\n    j: 1\n"),
+                format!("    k:\n    - {s}\n    - z\n"),
+                format!("    k:\n      m: {s}\n"),
+                format!("    k: {s}\n      continued\n    j: 1\n"),
+            ] {
+                total += 1;
+                left_out += usize::from(lean_same(&bundle_with_csv(&body)));
+            }
+        }
+        for header in ["|", "|-", ">", ">-", "|+", "|2", "| # c"] {
+            for body in [
+                "  one\n  two\n",
+                "  one\n\n  two\n",
+                "  one\n    more\n  two\n",
+                "  one  \n  two\n",
+                "\n  after blank\n",
+                "  a\n   \n  b\n",
+                "  a\n  # not a comment\n",
+                "",
+            ] {
+                let inner = format!("k: {header}\n{body}j: 1\n");
+                total += 1;
+                left_out += usize::from(lean_same(&bundle_with_csv(&indent(&inner, 4))));
+            }
+        }
+        for structure in [
+            "a: 1\na: 2\n",
+            "a:\n  b: 1\n  b: 2\n",
+            "a:\n- b: 1\n  b: 2\n",
+            "a:\n  b: 1\nb:\n  a: 1\n",
+            "a: 1\n  b: 2\n",
+            "a:\n- - 2\n",
+            "a:\n-   b: 1\n    c: 2\n",
+            "a: 1 # c\n",
+            "# c\na: 1\n",
+            "a: \"x\n  y\"\n",
+            "a: \"x\\\n  \\ y\"\n",
+            "a: 'x\n\n  y'\n",
+            "a: \"unterminated\n  still\n",
+            "<<: {a: 1}\n",
+            "yes: a\n",
+            "a b: c\n",
+            "a\tb: c\n",
+        ] {
+            total += 1;
+            left_out += usize::from(lean_same(&bundle_with_csv(&indent(structure, 4))));
+        }
+        // Depth: the limit applies inside the left-out value as it does in a whole read.
+        for levels in [150, 196, 197, 198, 199, 200, 260] {
+            let mut inner = String::new();
+            for l in 0..levels {
+                inner.push_str(&" ".repeat(2 * l));
+                inner.push_str("k:\n");
+            }
+            inner.push_str(&" ".repeat(2 * levels));
+            inner.push_str("z: 1\n");
+            total += 1;
+            left_out += usize::from(lean_same(&bundle_with_csv(&indent(&inner, 4))));
+        }
+        assert!(left_out > total / 3, "left out {left_out} of {total}");
+        assert!(left_out < total, "left out {left_out} of {total}");
+    }
+
+    #[test]
+    fn plain_text_is_the_character_rule() {
+        let by_char = |t: &str| {
+            t.bytes().all(|b| b == b'\n' || (b >= 0x20 && b != 0x7f))
+                && !t.chars().any(|c| {
+                    matches!(
+                        c,
+                        '\u{80}'
+                            ..='\u{9f}'
+                                | '\u{2028}'
+                                | '\u{2029}'
+                                | '\u{feff}'
+                                | '\u{fffe}'
+                                | '\u{ffff}'
+                    )
+                })
+        };
+        let pieces = [
+            "a",
+            "\n",
+            " ",
+            "\t",
+            "\r",
+            "\u{7f}",
+            "\u{1f}",
+            "é",
+            "\u{80}",
+            "\u{9f}",
+            "\u{a0}",
+            "\u{2027}",
+            "\u{2028}",
+            "\u{2029}",
+            "\u{202a}",
+            "\u{feff}",
+            "\u{fefe}",
+            "\u{fffd}",
+            "\u{fffe}",
+            "\u{ffff}",
+            "\u{10000}",
+            "日",
+            "’",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for pad in [0, 5, 30, 31, 32, 33, 64] {
+                    let t = format!("{}{a}{}{b}", "x".repeat(pad), "y".repeat(pad / 2));
+                    assert_eq!(plain_text(&t), by_char(&t), "{t:?}");
+                }
+            }
         }
     }
 

@@ -218,6 +218,27 @@ pub fn parse_value_at(path: &Path, text: &str, line: u32) -> Result<Value, YamlE
     }
 }
 
+/// [`parse_value_at`] for a catalog blob whose `olm.csv.metadata` property values nobody will
+/// read (catalog validation): when the block reader takes the document, each such value that
+/// is a block mapping is checked as it would be read but not built, and comes back as `{}`;
+/// the flag says whether that happened. The verdict (value, error, warnings) is the one
+/// [`parse_value_at`] gives, apart from those values: a document the block reader leaves
+/// to the general path is read whole.
+pub fn parse_value_lean(path: &Path, text: &str, line: u32) -> Result<(Value, bool), YamlError> {
+    let first_line = line.saturating_sub(1);
+    if many_comments(text) {
+        return parse_one_saphyr(path, text, first_line).map(|v| (v, false));
+    }
+    if let Some(read) = block::parse_lean(text) {
+        return Ok(read);
+    }
+    // `parse` would stand aside too: straight to the general readers.
+    match tree::parse(text) {
+        Some(v) => Ok((v, false)),
+        None => parse_one_saphyr(path, text, first_line).map(|v| (v, false)),
+    }
+}
+
 /// serde-saphyr refuses a document whose parser has to buffer too many comments while
 /// looking ahead (96 in a row, e.g. between a key and its value); the fast readers have no
 /// such limit. A document with more than a few comments goes straight to serde-saphyr, so the

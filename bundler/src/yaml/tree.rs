@@ -165,7 +165,7 @@ fn yaml11_bool(s: &str) -> Option<bool> {
 
 /// Whether a plain scalar could resolve to a number: it starts like one (a digit, a sign
 /// before a digit or dot, or a dot as in `.inf`) and uses only characters numbers use.
-fn may_be_number(s: &str) -> bool {
+pub(super) fn may_be_number(s: &str) -> bool {
     let b = s.as_bytes();
     let starts = match b {
         [c, ..] if c.is_ascii_digit() => true,
