@@ -341,13 +341,13 @@ impl DeclarativeConfig {
                 return;
             }
             // Straight from the typed blob, raw property values re-indented as text (the
-            // bytes their trees would give; see `json4`).
+            // bytes their trees would give; see `opm_json`).
             let direct = match b {
-                Blob::Package(p) => super::json4::to_vec(p, &mut buf),
-                Blob::Channel(c) => super::json4::to_vec(c, &mut buf),
-                Blob::Bundle(b) => super::json4::to_vec(b, &mut buf),
-                Blob::Deprecation(d) => super::json4::to_vec(d, &mut buf),
-                Blob::Other(v) => super::json4::to_vec(v, &mut buf),
+                Blob::Package(p) => super::opm_json::to_vec(p, &mut buf),
+                Blob::Channel(c) => super::opm_json::to_vec(c, &mut buf),
+                Blob::Bundle(b) => super::opm_json::to_vec(b, &mut buf),
+                Blob::Deprecation(d) => super::opm_json::to_vec(d, &mut buf),
+                Blob::Other(v) => super::opm_json::to_vec(v, &mut buf),
             };
             if direct.is_err() {
                 buf = json_pretty4(&b.value()).into_bytes();
