@@ -242,13 +242,17 @@ impl<'a> Reader<'a> {
                 }
                 self.keys.push(key);
             } else {
-                if map.contains_key(key) {
-                    return Err(Bail); // the serde-saphyr path names the repeat, last value wins
-                }
                 if property && key == "type" {
                     csv_metadata = value.as_str() == Some(CSV_METADATA);
                 }
-                map.insert(key.to_string(), value);
+                // One hash per key (a lookup then an insert took two).
+                match map.entry(key) {
+                    serde_json::map::Entry::Vacant(e) => {
+                        e.insert(value);
+                    }
+                    // The serde-saphyr path names the repeat, last value wins.
+                    serde_json::map::Entry::Occupied(_) => return Err(Bail),
+                }
             }
             match self.peek()? {
                 Some(l) if l.indent == indent => line = l,
