@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use olm_bundler::deploy::flow::{self, FlowError};
 use olm_bundler::deploy::objects::CatalogAddress;
+use olm_bundler::deploy::olmv1::flow as v1flow;
 use olm_bundler::ops::install::{self as ops, BundleSource, Source, UpgradeTo};
 use olm_bundler::ops::olmv1;
 
@@ -222,7 +223,7 @@ async fn install_v1(a: InstallArgs) -> anyhow::Result<ExitCode> {
     let client = a.cluster.client().await?;
     let mut progress = CliProgress::new();
     let opts = a.cluster.flow_options();
-    let out = olmv1::install(&client, &spec, rbac.as_ref(), opts, &mut progress).await;
+    let out = v1flow::install(&client, &spec, rbac.as_ref(), opts, &mut progress).await;
     done(&mut progress, out.map(|o| o.summary()))
 }
 
@@ -234,7 +235,7 @@ pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         inputs.channel = args.channel;
         let up = inputs.to_upgrade(args.catalog.as_deref())?;
         let client = args.cluster.client().await?;
-        let out = olmv1::upgrade(&client, &up, args.cluster.flow_options(), &mut progress).await;
+        let out = v1flow::upgrade(&client, &up, args.cluster.flow_options(), &mut progress).await;
         return done(&mut progress, out.map(|o| o.summary()));
     }
     if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
@@ -287,7 +288,7 @@ pub async fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
         inputs.namespace = args.namespace;
         let names = inputs.names();
         let headline = format!("Uninstalled ClusterExtension {}.", names.extension);
-        let out = olmv1::uninstall(&client, &names, opts, &mut progress).await;
+        let out = v1flow::uninstall(&client, &names, opts, &mut progress).await;
         return done(&mut progress, out.map(|o| o.summary(&headline)));
     }
     let spec = flow::UninstallSpec {
@@ -308,7 +309,7 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let client = args.cluster.client().await?;
     let (json, healthy) = if args.olm_v1 {
         let extension = args.v1_names.extension_name.unwrap_or(args.package);
-        let report = match olmv1::status(&client, &extension).await {
+        let report = match v1flow::status(&client, &extension).await {
             Ok(r) => r,
             Err(e) => return failed(&mut CliProgress::new(), e),
         };

@@ -1,19 +1,14 @@
-//! OLM v1 installs as library calls: the defaults (names derived from the package), the
-//! installer RBAC read from a bundle directory, and the flows of [`crate::deploy::olmv1::flow`].
-//! Shared by `olm deploy generate --bundle` (files) and `olm install --olm-v1` (API calls).
+//! OLM v1 installs: the defaults (names derived from the package) and the installer RBAC read
+//! from a bundle directory. Shared by `olm deploy generate --bundle` (files) and `olm install
+//! --olm-v1`, which then runs [`crate::deploy::olmv1::flow`].
 
 use std::path::Path;
 use std::time::Duration;
 
-use kube::Client;
-
 use crate::bundle::load::{BundleDir, LoadError};
-use crate::deploy::flow::{FlowError, FlowOptions, Progress};
 use crate::deploy::generate::OlmV1Install;
 use crate::deploy::objects::{InvalidInput, parse_go_duration};
-use crate::deploy::olmv1::flow::{
-    self, V1InstallOutcome, V1Status, V1UninstallOutcome, V1UpgradeOutcome, V1UpgradeSpec,
-};
+use crate::deploy::olmv1::flow::V1UpgradeSpec;
 use crate::deploy::olmv1::objects::{CatalogImage, ExtensionSpec, UpgradePolicy, V1Names};
 use crate::deploy::olmv1::rbac::{InstallerRbac, RbacError, RbacTarget, installer_rbac};
 
@@ -117,7 +112,10 @@ impl V1Inputs {
 /// A bundle directory whose installer RBAC could not be derived.
 #[derive(Debug, thiserror::Error)]
 pub enum V1RbacError {
-    #[error(transparent)]
+    /// The bundle the RBAC is derived from (`--bundle`, `--bundle-dir`) cannot be read.
+    #[error(
+        "cannot read the bundle the installer RBAC is derived from (pass the operator's bundle directory, with manifests/ and metadata/)"
+    )]
     Load(#[from] LoadError),
     #[error(transparent)]
     Rbac(#[from] RbacError),
@@ -157,42 +155,6 @@ pub enum V1GenerateError {
     Invalid(#[from] InvalidInput),
     #[error(transparent)]
     Rbac(#[from] V1RbacError),
-}
-
-/// `olm install --olm-v1`: see [`flow::install`].
-pub async fn install(
-    client: &Client,
-    spec: &ExtensionSpec,
-    rbac: Option<&InstallerRbac>,
-    opts: FlowOptions,
-    progress: &mut dyn Progress,
-) -> Result<V1InstallOutcome, FlowError> {
-    flow::install(client, spec, rbac, opts, progress).await
-}
-
-/// `olm upgrade --olm-v1`: see [`flow::upgrade`].
-pub async fn upgrade(
-    client: &Client,
-    up: &V1UpgradeSpec,
-    opts: FlowOptions,
-    progress: &mut dyn Progress,
-) -> Result<V1UpgradeOutcome, FlowError> {
-    flow::upgrade(client, up, opts, progress).await
-}
-
-/// `olm status --olm-v1`.
-pub async fn status(client: &Client, extension: &str) -> Result<V1Status, FlowError> {
-    flow::status(client, extension).await
-}
-
-/// `olm uninstall --olm-v1`.
-pub async fn uninstall(
-    client: &Client,
-    spec: &V1Names,
-    opts: FlowOptions,
-    progress: &mut dyn Progress,
-) -> Result<V1UninstallOutcome, FlowError> {
-    flow::uninstall(client, spec, opts, progress).await
 }
 
 #[cfg(test)]

@@ -286,6 +286,7 @@ pub async fn find_subscription(
 
 mod follow;
 pub(crate) use follow::recent_events;
+pub(crate) use uninstall::delete_and_record;
 mod install;
 mod status;
 mod uninstall;

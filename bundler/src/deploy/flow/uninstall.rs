@@ -216,8 +216,24 @@ where
     } else {
         format!("{kind} {ns}/{name}")
     };
+    delete_and_record(api, name, &what, opts, progress, out).await
+}
+
+/// Deletes `name` (shown as `what`) and waits until it is gone, recording it as deleted
+/// unless it was already gone. Both OLM v0's and OLM v1's uninstall go through here.
+pub(crate) async fn delete_and_record<K>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    opts: &WaitOptions,
+    progress: &mut dyn Progress,
+    out: &mut UninstallOutcome,
+) -> Result<(), FlowError>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync,
+{
     progress.step(&format!("Deleting {what}"));
-    let deleted = wait::delete_and_wait(api, name, &what, opts, &mut |s| progress.update(s))
+    let deleted = wait::delete_and_wait(api, name, what, opts, &mut |s| progress.update(s))
         .await
         .map_err(|source| FlowError::Wait {
             source,
@@ -225,7 +241,7 @@ where
         })?;
     progress.done(if deleted { "deleted" } else { "already gone" });
     if deleted {
-        out.deleted.push(what);
+        out.deleted.push(what.to_string());
     }
     Ok(())
 }

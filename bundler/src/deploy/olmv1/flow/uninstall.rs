@@ -2,34 +2,10 @@
 //! installed), then what install created for it, when it is ours.
 
 use super::*;
+use crate::deploy::flow::delete_and_record;
 
 /// What `uninstall --olm-v1` did, in order: the same record as OLM v0's uninstall.
 pub type V1UninstallOutcome = crate::deploy::flow::UninstallOutcome;
-
-async fn delete<K>(
-    api: &Api<K>,
-    name: &str,
-    what: &str,
-    opts: &WaitOptions,
-    progress: &mut dyn Progress,
-    out: &mut V1UninstallOutcome,
-) -> Result<(), FlowError>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync,
-{
-    progress.step(&format!("Deleting {what}"));
-    let deleted = wait::delete_and_wait(api, name, what, opts, &mut |s| progress.update(s))
-        .await
-        .map_err(|source| FlowError::Wait {
-            source,
-            diagnostics: Vec::new(),
-        })?;
-    progress.done(if deleted { "deleted" } else { "already gone" });
-    if deleted {
-        out.deleted.push(what.to_string());
-    }
-    Ok(())
-}
 
 /// Deletes an object when it exists and carries our label; reports a foreign one as kept.
 async fn delete_ours<K>(
@@ -45,7 +21,7 @@ where
 {
     match api.get_opt(name).await.map_err(api_err(what))? {
         None => Ok(()),
-        Some(o) if ours(o.meta()) => delete(api, name, what, opts, progress, out).await,
+        Some(o) if ours(o.meta()) => delete_and_record(api, name, what, opts, progress, out).await,
         Some(_) => {
             out.kept.push(format!("{what} (not created by olm)"));
             Ok(())
@@ -95,7 +71,7 @@ pub async fn uninstall(
             spec.catalog.clone(),
         ),
     };
-    delete(
+    delete_and_record(
         &ce_api,
         ext,
         &format!("ClusterExtension {ext}"),
