@@ -227,23 +227,32 @@ fn load_bytes_reading(
     } else {
         for (line, doc) in yaml_documents(text) {
             let at = |e| shift_line(e, line - 1);
-            let value = match keep {
-                _ if !lean => yaml::parse_value_at(path, doc, line).map_err(at)?,
-                Keep::All => yaml::parse_value_at(path, doc, line).map_err(at)?,
-                // The `olm.csv.metadata` values `lighten` would empty are not even built
-                // (most of a modern catalog's nodes); in a blob where `lighten` would not
-                // empty them, the document is read again, whole.
-                Keep::Structure => match yaml::parse_value_lean(path, doc, line).map_err(at)? {
-                    (v, true) if !lightened_anyway(&v) => {
-                        yaml::parse_value_at(path, doc, line).map_err(at)?
+            let (value, values) = match keep {
+                _ if !lean => (
+                    yaml::parse_value_at(path, doc, line).map_err(at)?,
+                    Vec::new(),
+                ),
+                // Property values are written as JSON text as they are read, never built as
+                // trees; with `Keep::Structure`, the `olm.csv.metadata` values `lighten`
+                // would empty are not even written (most of a modern catalog's nodes). In a
+                // blob where `lighten` would not empty them, the document is read again, whole.
+                _ => {
+                    let read = yaml::parse_blob_at(path, doc, line, keep == Keep::Structure)
+                        .map_err(at)?;
+                    match read.skipped && !lightened_anyway(&read.value) {
+                        true => (
+                            yaml::parse_value_at(path, doc, line).map_err(at)?,
+                            Vec::new(),
+                        ),
+                        false => (read.value, read.values),
                     }
-                    (v, _) => v,
-                },
+                }
             };
             if value.is_null() {
                 continue;
             }
-            add_blob_keeping(&mut cfg, value, Source::new(file.clone(), line), keep)?;
+            let source = Source::new(file.clone(), line);
+            add_blob_reading(&mut cfg, value, values, source, keep)?;
         }
     }
     Ok(cfg)
@@ -447,6 +456,23 @@ fn add_blob_keeping(
     source: Source,
     keep: Keep,
 ) -> Result<(), LoadError> {
+    add_blob_reading(cfg, value, Vec::new(), source, keep)
+}
+
+/// [`add_blob_keeping`] for a blob whose property values may have been read as JSON text
+/// ([`yaml::BlobRead::values`], one entry per item of `properties`, the tree holding `null`
+/// where an entry is given). The blob becomes what its whole tree would give.
+fn add_blob_reading(
+    cfg: &mut DeclarativeConfig,
+    mut value: Value,
+    mut values: Vec<Option<String>>,
+    source: Source,
+    keep: Keep,
+) -> Result<(), LoadError> {
+    if !values.is_empty() && !raw_values_apply(&value, &values) {
+        // Only plain bundle properties take the text; anywhere else the tree is made whole.
+        restore_values(&mut value, std::mem::take(&mut values));
+    }
     let Value::Object(mut obj) = value else {
         return Err(blob_err(
             &source,
@@ -533,15 +559,20 @@ fn add_blob_keeping(
             // to be an object, and each `olm.bundle.object`'s `data` once it is known to be
             // base64 (a value that fails is kept, so validation reports it).
             if let Some(mut items) = plain {
-                if keep == Keep::Structure {
-                    for item in &mut items {
-                        lighten(item);
-                    }
+                let mut values = values.into_iter();
+                b.properties = Vec::with_capacity(items.len());
+                for mut item in items.drain(..) {
+                    let read = match values.next().flatten() {
+                        Some(json) => property_from_text(item, json, keep),
+                        None => {
+                            if keep == Keep::Structure {
+                                lighten(&mut item);
+                            }
+                            Property::from_tree(item).ok()
+                        }
+                    };
+                    b.properties.extend(read);
                 }
-                b.properties = items
-                    .into_iter()
-                    .filter_map(|t| Property::from_tree(t).ok())
-                    .collect();
             }
             b.source = source;
             cfg.bundles.push(b);
@@ -563,6 +594,57 @@ fn add_blob_keeping(
         }),
     }
     Ok(())
+}
+
+/// Whether property values read as text can go straight into `blob`'s properties: it is a
+/// bundle whose `properties` are all plain, one text entry per item.
+fn raw_values_apply(blob: &Value, values: &[Option<String>]) -> bool {
+    let Value::Object(obj) = blob else {
+        return false;
+    };
+    // Spelled exactly (a key in another case is rare: the tree is made whole then).
+    obj.get("schema").and_then(Value::as_str) == Some(SCHEMA_BUNDLE)
+        && matches!(obj.get("properties"),
+            Some(Value::Array(items)) if items.len() == values.len()
+                && items.iter().all(Property::is_plain_tree))
+}
+
+/// Puts property values read as text back into `blob`'s tree, where the reader left `null`.
+fn restore_values(blob: &mut Value, values: Vec<Option<String>>) {
+    let Some(Value::Array(items)) = blob.get_mut("properties") else {
+        return;
+    };
+    for (item, json) in items.iter_mut().zip(values) {
+        if let (Some(json), Value::Object(map)) = (json, item) {
+            // The reader wrote this text from values it read; it parses back to them.
+            let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            map.insert("value".into(), value);
+        }
+    }
+}
+
+/// The property of a plain `{type, value}` item whose value was read as the JSON text
+/// `json`: what [`Property::from_tree`] gives for the whole item, after [`lighten`] for
+/// [`Keep::Structure`].
+fn property_from_text(item: Value, json: String, keep: Keep) -> Option<Property> {
+    let ty = match &item {
+        Value::Object(map) => match map.get("type") {
+            Some(Value::String(s)) => s.clone(),
+            _ => String::new(),
+        },
+        _ => return None,
+    };
+    if keep == Keep::Structure && (ty == TYPE_CSV_METADATA || ty == TYPE_BUNDLE_OBJECT) {
+        // Written before the reader knew the type (`value` came first): lighten the tree.
+        let mut item = item;
+        if let Value::Object(map) = &mut item {
+            let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            map.insert("value".into(), value);
+        }
+        lighten(&mut item);
+        return Property::from_tree(item).ok();
+    }
+    Some(Property::from_json_text(ty, &json))
 }
 
 /// Whether [`add_blob_keeping`] under [`Keep::Structure`] gives `blob` the same treatment as
@@ -812,14 +894,63 @@ mod tests {
 
     /// Structure loads that skip building `olm.csv.metadata` values give what building
     /// everything and emptying them gives: values, errors and line numbers.
+    /// The loader's fast reads (values left out, property values read as text) give what
+    /// reading every document whole as a tree gives, for both kinds of load.
     fn lean_and_whole_agree(name: &str, bytes: &[u8]) {
         let path = Path::new(name);
-        let lean = load_bytes_reading(path, bytes, Keep::Structure, true);
-        let whole = load_bytes_reading(path, bytes, Keep::Structure, false);
-        match (lean, whole) {
-            (Ok(a), Ok(b)) => assert!(a == b, "{name}: loads differ"),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
-            (a, b) => panic!("{name}: {a:?} vs {b:?}"),
+        for keep in [Keep::Structure, Keep::All] {
+            let lean = load_bytes_reading(path, bytes, keep, true);
+            let whole = load_bytes_reading(path, bytes, keep, false);
+            match (lean, whole) {
+                (Ok(a), Ok(b)) => assert!(a == b, "{name} ({keep:?}): loads differ"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
+                (a, b) => panic!("{name} ({keep:?}): {a:?} vs {b:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn property_values_read_as_text_agree_with_trees() {
+        let values = [
+            "- type: olm.gvk\n  value:\n    group: g\n    kind: K\n    version: v1\n",
+            // Every kind of scalar and collection, nested.
+            "- type: x\n  value:\n    a: 1\n    b: 1.5e3\n    c: true\n    d: null\n    e: ~\n    \
+             f: \"q\\n\\u00e9\"\n    g: 'it''s'\n    h: |\n      x\n      y\n    i:\n    - 1\n    \
+             - k: v\n      l: []\n    - - 2\n    m: {}\n    n:\n    o: >-\n      p\n      q\n    \
+             r: 0x1F\n    s: -.inf\n    t: 012\n    u: yes\n    \u{e9}: \"<&>\"\n",
+            "- type: x\n  value: 0x1F\n",
+            "- type: x\n  value: \"s\"\n",
+            "- type: x\n  value: {}\n",
+            "- type: x\n  value:\n  - a\n  - b: c\n",
+            "- type: x\n  value:\n",
+            "- type: x\n",
+            "- value: 1\n  type: x\n",
+            "- value:\n    a: b\n  type: olm.csv.metadata\n",
+            "- value:\n    data: eyJhIjoxfQ==\n  type: olm.bundle.object\n",
+            "- type: olm.bundle.object\n  value:\n    data: eyJhIjoxfQ==\n",
+            "- type: olm.bundle.object\n  value:\n    data: not base64\n",
+            "- type: olm.csv.metadata\n  value: plain\n",
+            // Repeats and things the block reader leaves to the general path.
+            "- type: x\n  value: 1\n  value: 2\n",
+            "- type: x\n  value:\n    a: 1\n    a: 2\n",
+            "- type: x\n  value:\n    \"k\": 1\n",
+            "- type: x\n  value:\n    a: &x 1\n",
+            "- type: x\n  value:\n    a: [1, 2]\n",
+        ];
+        for v in values {
+            for schema in [
+                "olm.bundle",
+                "olm.package",
+                "olm.channel\npackage: p",
+                "vendor.x",
+            ] {
+                let text = format!(
+                    "schema: olm.package\nname: a\n---\nname: a.v1\nproperties:\n{v}\
+                     - type: olm.package\n  value:\n    packageName: a\n    version: 1.0.0\n\
+                     schema: {schema}\n"
+                );
+                lean_and_whole_agree("c.yaml", text.as_bytes());
+            }
         }
     }
 

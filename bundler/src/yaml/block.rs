@@ -29,11 +29,13 @@ type R<T> = Result<T, Bail>;
 
 /// The document in `text`, or `None` when it is not plain block YAML.
 pub fn parse(text: &str) -> Option<Value> {
-    parse_with(text, false).map(|(v, _)| v)
+    parse_with(text, false, false).map(|r| r.value)
 }
 
 /// The type of the property values [`parse_lean`] leaves out.
 const CSV_METADATA: &str = "olm.csv.metadata";
+/// The type of the property values a lean [`parse_raw`] builds as trees.
+const BUNDLE_OBJECT: &str = "olm.bundle.object";
 
 /// [`parse`] for a catalog blob whose `olm.csv.metadata` contents nobody will read (catalog
 /// validation checks only that such a value is an object). In the top-level `properties`
@@ -43,10 +45,33 @@ const CSV_METADATA: &str = "olm.csv.metadata";
 /// and the same depth limit, so the answer is `None` exactly when [`parse`]'s is; the value
 /// comes back as `{}`. The flag tells whether a value was left out this way.
 pub fn parse_lean(text: &str) -> Option<(Value, bool)> {
-    parse_with(text, true)
+    parse_with(text, true, false).map(|r| (r.value, r.skipped))
 }
 
-fn parse_with(text: &str, lean: bool) -> Option<(Value, bool)> {
+/// A catalog blob read by [`parse_raw`].
+#[derive(Debug)]
+pub struct RawRead {
+    /// The document; in the items of its top-level `properties` list, a `value` given in
+    /// `values` is `null` here.
+    pub value: Value,
+    /// Whether an `olm.csv.metadata` value was left out (lean reads only).
+    pub skipped: bool,
+    /// One entry per item of the top-level `properties` list: its `value` as compact JSON,
+    /// keys in the order written, exactly the text serialising its tree would give; `None`
+    /// where the value is in the tree (no `value` key, or an `olm.bundle.object` of a lean
+    /// read, whose data the loader checks in the tree).
+    pub values: Vec<Option<String>>,
+}
+
+/// [`parse`] (or with `lean`, [`parse_lean`]) for a catalog blob whose property values end up
+/// as JSON text: those are written as JSON while they are read, never built as trees (most
+/// of a catalog's nodes are property values). Reads, bail-outs and scalar resolution are the
+/// ones of [`parse`]: the answer is `None` exactly when [`parse`]'s is.
+pub fn parse_raw(text: &str, lean: bool) -> Option<RawRead> {
+    parse_with(text, lean, true)
+}
+
+fn parse_with(text: &str, lean: bool, raw: bool) -> Option<RawRead> {
     if !plain_text(text) {
         return None;
     }
@@ -58,6 +83,10 @@ fn parse_with(text: &str, lean: bool) -> Option<(Value, bool)> {
         skip: false,
         skipped: false,
         keys: Vec::new(),
+        raw,
+        json: None,
+        values: Vec::new(),
+        pending: None,
     };
     let first = r.peek().ok()??;
     if first.indent != 0 {
@@ -70,7 +99,11 @@ fn parse_with(text: &str, lean: bool) -> Option<(Value, bool)> {
     }
     .ok()?;
     match r.peek() {
-        Ok(None) => Some((value, r.skipped)),
+        Ok(None) => Some(RawRead {
+            value,
+            skipped: r.skipped,
+            values: r.values,
+        }),
         _ => None,
     }
 }
@@ -134,6 +167,13 @@ fn is_item(content: &str) -> bool {
     content == "-" || content.starts_with("- ")
 }
 
+/// A value written after its key or entry indicator: built, or a plain scalar that reads as
+/// its own text (most scalars), which a JSON writer copies without building a string.
+enum Scalar<'a> {
+    Built(Value),
+    Text(Cow<'a, str>),
+}
+
 /// What a collection read by [`Reader::nested`] is, for [`parse_lean`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -157,11 +197,41 @@ struct Reader<'a> {
     skip: bool,
     /// Whether a value was left out.
     skipped: bool,
-    /// The keys of the mappings being skipped, innermost last.
+    /// The keys of the mappings being skipped or written, innermost last.
     keys: Vec<&'a str>,
+    /// [`parse_raw`]: property values are written as JSON, not built.
+    raw: bool,
+    /// While a property value is written: its JSON so far. Every value read meanwhile (when
+    /// not skipping) writes itself here and comes back as `Null`.
+    json: Option<Vec<u8>>,
+    /// [`RawRead::values`].
+    values: Vec<Option<String>>,
+    /// The JSON of the value of the property item being read, for `values`.
+    pending: Option<String>,
 }
 
 impl<'a> Reader<'a> {
+    /// The JSON being written, when values write themselves instead of being built.
+    fn out(&mut self) -> Option<&mut Vec<u8>> {
+        match self.skip {
+            true => None,
+            false => self.json.as_mut(),
+        }
+    }
+
+    /// A value that was read whole: written out when values are being written, else given
+    /// back.
+    fn give(&mut self, v: Value) -> Value {
+        match self.out() {
+            Some(out) => {
+                // Writing a value to memory cannot fail.
+                let _ = serde_json::to_writer(out, &v);
+                Value::Null
+            }
+            None => v,
+        }
+    }
+
     fn line_at(&self, pos: usize) -> Option<Line<'a>> {
         if pos >= self.text.len() {
             return None;
@@ -214,9 +284,13 @@ impl<'a> Reader<'a> {
         }
         let indent = first.indent;
         let skip = self.skip;
+        let emit = self.out().is_some();
+        // Keys are tracked in `keys` when the map itself is not built.
+        let listed = skip || emit;
         let keys_from = self.keys.len();
         let mut map = Map::new();
         let mut csv_metadata = false;
+        let mut bundle_object = false;
         let mut line = first;
         loop {
             if is_item(line.content) {
@@ -225,10 +299,30 @@ impl<'a> Reader<'a> {
             let (key, rest) = split_key(line.content).ok_or(Bail)?;
             check_key(key)?;
             self.pos = line.next;
+            if listed {
+                if self.keys[keys_from..].contains(&key) {
+                    return Err(Bail); // a repeat: the general path decides, as in `parse`
+                }
+                self.keys.push(key);
+            }
+            let first_key = self.keys.len() == keys_from + 1;
+            if let Some(out) = self.out() {
+                out.push(if first_key { b'{' } else { b',' });
+                let _ = serde_json::to_writer(&mut *out, key);
+                out.push(b':');
+            }
+            // A property's value is written as JSON (a lean read's bundle object excepted:
+            // the loader checks its data in the tree).
+            let raw_value = property && self.raw && key == "value" && !(self.lean && bundle_object);
+            if raw_value {
+                self.json = Some(Vec::new());
+            }
             let value = match rest.trim_start_matches(' ') {
-                "" if property && csv_metadata && key == "value" => self.left_out(indent, depth)?,
+                "" if property && self.lean && csv_metadata && key == "value" => {
+                    self.left_out(indent, depth)?
+                }
                 "" => {
-                    let role = match depth == 0 && self.lean && key == "properties" {
+                    let role = match depth == 0 && (self.lean || self.raw) && key == "properties" {
                         true => Role::Properties,
                         false => Role::Plain,
                     };
@@ -236,14 +330,15 @@ impl<'a> Reader<'a> {
                 }
                 v => self.inline(v, indent)?,
             };
-            if skip {
-                if self.keys[keys_from..].contains(&key) {
-                    return Err(Bail); // a repeat: the general path decides, as in `parse`
-                }
-                self.keys.push(key);
-            } else {
+            if raw_value {
+                let json = self.json.take().unwrap_or_default();
+                // serde_json writes UTF-8.
+                self.pending = String::from_utf8(json).ok();
+            }
+            if !listed {
                 if property && key == "type" {
                     csv_metadata = value.as_str() == Some(CSV_METADATA);
+                    bundle_object = value.as_str() == Some(BUNDLE_OBJECT);
                 }
                 // One hash per key (a lookup then an insert took two).
                 match map.entry(key) {
@@ -261,6 +356,12 @@ impl<'a> Reader<'a> {
             }
         }
         self.keys.truncate(keys_from);
+        if emit {
+            if let Some(out) = self.out() {
+                out.push(b'}');
+            }
+            return Ok(Value::Null);
+        }
         Ok(Value::Object(map))
     }
 
@@ -271,6 +372,8 @@ impl<'a> Reader<'a> {
             return Err(Bail);
         }
         let mut items = Vec::new();
+        let emit = self.out().is_some();
+        let mut count = 0usize;
         while let Some(line) = self.peek()? {
             if line.indent != indent || !is_item(line.content) {
                 if line.indent > indent {
@@ -279,6 +382,10 @@ impl<'a> Reader<'a> {
                 break;
             }
             self.pos = line.next;
+            if let Some(out) = self.out() {
+                out.push(if count == 0 { b'[' } else { b',' });
+            }
+            count += 1;
             let rest = &line.content[1..];
             let v = rest.trim_start_matches(' ');
             let item = if v.is_empty() {
@@ -301,9 +408,18 @@ impl<'a> Reader<'a> {
             } else {
                 self.inline(v, indent)?
             };
-            if !self.skip {
+            if properties && self.raw {
+                self.values.push(self.pending.take());
+            }
+            if !self.skip && !emit {
                 items.push(item);
             }
+        }
+        if emit {
+            if let Some(out) = self.out() {
+                out.push(b']');
+            }
+            return Ok(Value::Null);
         }
         Ok(Value::Array(items))
     }
@@ -328,7 +444,7 @@ impl<'a> Reader<'a> {
             Some(l) if l.indent == parent && same_column_seq && is_item(l.content) => {
                 self.seq(parent, depth + 1, role == Role::Properties)
             }
-            _ => Ok(Value::Null),
+            _ => Ok(self.give(Value::Null)),
         }
     }
 
@@ -343,7 +459,7 @@ impl<'a> Reader<'a> {
                 self.skip = false;
                 read?;
                 self.skipped = true;
-                Ok(Value::Object(Map::new()))
+                Ok(self.give(Value::Object(Map::new())))
             }
             _ => self.nested(parent, true, depth, Role::Plain),
         }
@@ -352,19 +468,33 @@ impl<'a> Reader<'a> {
     /// A value written after its key or entry indicator (`v` is not empty, starts with no
     /// space); `parent` is the column of the collection holding it.
     fn inline(&mut self, v: &'a str, parent: usize) -> R<Value> {
+        Ok(match self.inline_value(v, parent)? {
+            Scalar::Built(value) => self.give(value),
+            Scalar::Text(text) => match self.out() {
+                Some(out) => {
+                    // Writing a string to memory cannot fail.
+                    let _ = serde_json::to_writer(out, &*text);
+                    Value::Null
+                }
+                None => Value::String(text.into_owned()),
+            },
+        })
+    }
+
+    fn inline_value(&mut self, v: &'a str, parent: usize) -> R<Scalar<'a>> {
         let bytes = v.as_bytes();
         let build = !self.skip;
         let string = |s: String| match build {
-            true => Value::String(s),
-            false => Value::Null,
+            true => Scalar::Built(Value::String(s)),
+            false => Scalar::Built(Value::Null),
         };
         match bytes[0] {
             b'"' => double_quoted(&self.quoted_lines(v, parent, b'"')?, build).map(string),
             b'\'' => single_quoted(&self.quoted_lines(v, parent, b'\'')?, build).map(string),
             b'|' | b'>' => self.block_scalar(v, parent).map(string),
             b'{' | b'[' => match v.trim_end_matches(' ') {
-                "{}" => Ok(Value::Object(Map::new())),
-                "[]" => Ok(Value::Array(Vec::new())),
+                "{}" => Ok(Scalar::Built(Value::Object(Map::new()))),
+                "[]" => Ok(Scalar::Built(Value::Array(Vec::new()))),
                 _ => Err(Bail),
             },
             b'-' if bytes.get(1).is_some_and(|b| *b != b' ' && *b != b'-') => {
@@ -380,7 +510,7 @@ impl<'a> Reader<'a> {
     /// deeper than `parent`: go-yaml wraps long strings this way (at about 80 columns), so
     /// most `olm.csv.metadata` descriptions span lines. Lines fold as YAML folds them: one
     /// line break becomes a space, n empty lines become n line feeds.
-    fn plain_lines(&mut self, v: &'a str, parent: usize) -> R<Value> {
+    fn plain_lines(&mut self, v: &'a str, parent: usize) -> R<Scalar<'a>> {
         let first = plain_first(v)?;
         let build = !self.skip;
         let mut folded: Option<String> = None;
@@ -416,13 +546,18 @@ impl<'a> Reader<'a> {
             if !continued && tree::may_be_number(first) {
                 tree::scalar(Cow::Borrowed(first), ScalarStyle::Plain).ok_or(Bail)?;
             }
-            return Ok(Value::Null);
+            return Ok(Scalar::Built(Value::Null));
         }
-        match folded {
-            None => tree::scalar(Cow::Borrowed(first), ScalarStyle::Plain),
-            Some(s) => tree::scalar(Cow::Owned(s), ScalarStyle::Plain),
+        let text = match folded {
+            None => Cow::Borrowed(first),
+            Some(s) => Cow::Owned(s),
+        };
+        if tree::is_text(&text) {
+            return Ok(Scalar::Text(text));
         }
-        .ok_or(Bail)
+        tree::scalar(text, ScalarStyle::Plain)
+            .map(Scalar::Built)
+            .ok_or(Bail)
     }
 
     /// A quoted scalar (`quote` is `"` or `'`) starting with `v`: `v` itself when it closes on

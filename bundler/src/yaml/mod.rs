@@ -239,6 +239,38 @@ pub fn parse_value_lean(path: &Path, text: &str, line: u32) -> Result<(Value, bo
     }
 }
 
+/// A catalog blob read by [`parse_blob_at`]: the document, whether `olm.csv.metadata`
+/// values were left out, and property values already written as JSON.
+pub type BlobRead = block::RawRead;
+
+/// [`parse_value_at`] (or with `lean`, [`parse_value_lean`]) for a catalog blob whose
+/// property values the caller keeps as JSON text: when the block reader takes the document,
+/// they come as text in [`BlobRead::values`] (see [`block::parse_raw`]); a document it leaves
+/// to the general readers comes whole, with no values apart.
+pub fn parse_blob_at(
+    path: &Path,
+    text: &str,
+    line: u32,
+    lean: bool,
+) -> Result<BlobRead, YamlError> {
+    let whole = |value| BlobRead {
+        value,
+        skipped: false,
+        values: Vec::new(),
+    };
+    let first_line = line.saturating_sub(1);
+    if many_comments(text) {
+        return parse_one_saphyr(path, text, first_line).map(whole);
+    }
+    if let Some(read) = block::parse_raw(text, lean) {
+        return Ok(read);
+    }
+    match tree::parse(text) {
+        Some(v) => Ok(whole(v)),
+        None => parse_one_saphyr(path, text, first_line).map(whole),
+    }
+}
+
 /// serde-saphyr refuses a document whose parser has to buffer too many comments while
 /// looking ahead (96 in a row, e.g. between a key and its value); the fast readers have no
 /// such limit. A document with more than a few comments goes straight to serde-saphyr, so the

@@ -179,6 +179,14 @@ pub(super) fn may_be_number(s: &str) -> bool {
 }
 
 /// A plain mapping key that serde-saphyr reads as exactly its text.
+/// Whether a plain scalar reads as a string equal to its text (what [`scalar`] gives for
+/// everything that is not a null, a boolean or possibly a number).
+pub(super) fn is_text(s: &str) -> bool {
+    !matches!(s, "" | "~" | "null" | "Null" | "NULL")
+        && yaml11_bool(s).is_none()
+        && !may_be_number(s)
+}
+
 pub(super) fn is_plain_string(s: &str) -> bool {
     !s.is_empty()
         && !matches!(s, "~" | "null" | "Null" | "NULL" | "<<")
