@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::declcfg::{
@@ -363,19 +364,25 @@ fn blob_err(source: &Source, message: impl Into<String>) -> LoadError {
 /// `Meta`.
 fn meta_keys(obj: &Map<String, Value>, source: &Source) -> Result<[String; 3], LoadError> {
     let mut out: [String; 3] = Default::default();
+    // Go's field matching folds case; ASCII keys (all of them, in practice) without
+    // allocating a lowercase copy.
+    let folds_to = |k: &str, key: &str| match k.is_ascii() {
+        true => k.eq_ignore_ascii_case(key),
+        false => k.to_lowercase() == key,
+    };
     for (i, key) in ["schema", "package", "name"].iter().enumerate() {
-        let found: Vec<(&String, &Value)> = obj
-            .iter()
-            .filter(|(k, _)| k.to_lowercase() == *key)
-            .collect();
-        if found.len() > 1 {
+        let mut matching = obj.iter().filter(|(k, _)| folds_to(k, key));
+        let first = matching.next();
+        if first.is_some() && matching.next().is_some() {
+            let found: Vec<(&String, &Value)> =
+                obj.iter().filter(|(k, _)| folds_to(k, key)).collect();
             let names: Vec<&str> = found.iter().map(|(k, _)| k.as_str()).collect();
             return Err(blob_err(
                 source,
                 format!("duplicate keys for key {key:?}: {names:?}"),
             ));
         }
-        if let Some((_, v)) = found.first() {
+        if let Some((_, v)) = first {
             match v {
                 Value::String(s) => out[i] = s.clone(),
                 Value::Null => {}
@@ -465,7 +472,7 @@ fn add_blob_keeping(
 fn add_blob_reading(
     cfg: &mut DeclarativeConfig,
     mut value: Value,
-    mut values: Vec<Option<String>>,
+    mut values: Vec<Option<Box<RawValue>>>,
     source: Source,
     keep: Keep,
 ) -> Result<(), LoadError> {
@@ -598,7 +605,7 @@ fn add_blob_reading(
 
 /// Whether property values read as text can go straight into `blob`'s properties: it is a
 /// bundle whose `properties` are all plain, one text entry per item.
-fn raw_values_apply(blob: &Value, values: &[Option<String>]) -> bool {
+fn raw_values_apply(blob: &Value, values: &[Option<Box<RawValue>>]) -> bool {
     let Value::Object(obj) = blob else {
         return false;
     };
@@ -610,14 +617,14 @@ fn raw_values_apply(blob: &Value, values: &[Option<String>]) -> bool {
 }
 
 /// Puts property values read as text back into `blob`'s tree, where the reader left `null`.
-fn restore_values(blob: &mut Value, values: Vec<Option<String>>) {
+fn restore_values(blob: &mut Value, values: Vec<Option<Box<RawValue>>>) {
     let Some(Value::Array(items)) = blob.get_mut("properties") else {
         return;
     };
     for (item, json) in items.iter_mut().zip(values) {
         if let (Some(json), Value::Object(map)) = (json, item) {
             // The reader wrote this text from values it read; it parses back to them.
-            let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            let value = serde_json::from_str(json.get()).unwrap_or(Value::Null);
             map.insert("value".into(), value);
         }
     }
@@ -626,7 +633,7 @@ fn restore_values(blob: &mut Value, values: Vec<Option<String>>) {
 /// The property of a plain `{type, value}` item whose value was read as the JSON text
 /// `json`: what [`Property::from_tree`] gives for the whole item, after [`lighten`] for
 /// [`Keep::Structure`].
-fn property_from_text(item: Value, json: String, keep: Keep) -> Option<Property> {
+fn property_from_text(item: Value, json: Box<RawValue>, keep: Keep) -> Option<Property> {
     let ty = match &item {
         Value::Object(map) => match map.get("type") {
             Some(Value::String(s)) => s.clone(),
@@ -638,13 +645,13 @@ fn property_from_text(item: Value, json: String, keep: Keep) -> Option<Property>
         // Written before the reader knew the type (`value` came first): lighten the tree.
         let mut item = item;
         if let Value::Object(map) = &mut item {
-            let value = serde_json::from_str(&json).unwrap_or(Value::Null);
+            let value = serde_json::from_str(json.get()).unwrap_or(Value::Null);
             map.insert("value".into(), value);
         }
         lighten(&mut item);
         return Property::from_tree(item).ok();
     }
-    Some(Property::from_json_text(ty, &json))
+    Some(Property::from_raw(ty, json))
 }
 
 /// Whether [`add_blob_keeping`] under [`Keep::Structure`] gives `blob` the same treatment as

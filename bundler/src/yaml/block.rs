@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 
 use granit_parser::ScalarStyle;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::tree;
@@ -60,7 +61,7 @@ pub struct RawRead {
     /// keys in the order written, exactly the text serialising its tree would give; `None`
     /// where the value is in the tree (no `value` key, or an `olm.bundle.object` of a lean
     /// read, whose data the loader checks in the tree).
-    pub values: Vec<Option<String>>,
+    pub values: Vec<Option<Box<RawValue>>>,
 }
 
 /// [`parse`] (or with `lean`, [`parse_lean`]) for a catalog blob whose property values end up
@@ -85,6 +86,7 @@ fn parse_with(text: &str, lean: bool, raw: bool) -> Option<RawRead> {
         keys: Vec::new(),
         raw,
         json: None,
+        scratch: Vec::new(),
         values: Vec::new(),
         pending: None,
     };
@@ -204,10 +206,12 @@ struct Reader<'a> {
     /// While a property value is written: its JSON so far. Every value read meanwhile (when
     /// not skipping) writes itself here and comes back as `Null`.
     json: Option<Vec<u8>>,
+    /// Where property values are written, kept between them.
+    scratch: Vec<u8>,
     /// [`RawRead::values`].
-    values: Vec<Option<String>>,
-    /// The JSON of the value of the property item being read, for `values`.
-    pending: Option<String>,
+    values: Vec<Option<Box<RawValue>>>,
+    /// The value of the property item being read, for `values`.
+    pending: Option<Box<RawValue>>,
 }
 
 impl<'a> Reader<'a> {
@@ -315,7 +319,9 @@ impl<'a> Reader<'a> {
             // the loader checks its data in the tree).
             let raw_value = property && self.raw && key == "value" && !(self.lean && bundle_object);
             if raw_value {
-                self.json = Some(Vec::new());
+                let mut out = std::mem::take(&mut self.scratch);
+                out.clear();
+                self.json = Some(out);
             }
             let value = match rest.trim_start_matches(' ') {
                 "" if property && self.lean && csv_metadata && key == "value" => {
@@ -330,10 +336,12 @@ impl<'a> Reader<'a> {
                 }
                 v => self.inline(v, indent)?,
             };
-            if raw_value {
-                let json = self.json.take().unwrap_or_default();
+            if let Some(json) = self.json.take_if(|_| raw_value) {
                 // serde_json writes UTF-8.
-                self.pending = String::from_utf8(json).ok();
+                self.pending = std::str::from_utf8(&json)
+                    .ok()
+                    .map(super::written::raw_value);
+                self.scratch = json;
             }
             if !listed {
                 if property && key == "type" {

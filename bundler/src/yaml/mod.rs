@@ -126,6 +126,7 @@ mod duplicates;
 #[cfg(test)]
 mod go_compat;
 mod tree;
+mod written;
 
 pub use duplicates::Duplicate;
 
