@@ -245,13 +245,27 @@ impl<'a> Reader<'a> {
             Some(i) => (&rest[..i], pos + i + 1, true),
             None => (rest, self.text.len(), false),
         };
-        let indent = raw.bytes().position(|b| b != b' ').unwrap_or(raw.len());
+        let indent = leading_spaces(raw.as_bytes());
         Some(Line {
             indent,
             content: &raw[indent..],
             next,
             newline,
         })
+    }
+
+    /// Keeps `line`, which starts at `at`, for the next [`peek`](Self::peek) when reading
+    /// resumes there and `peek` would give it (readers of multi-line scalars look at the line
+    /// after the scalar to find its end; without this, `peek` would read it again).
+    fn remember(&mut self, at: usize, line: Line<'a>) {
+        let c = line.content;
+        let content = !c.is_empty()
+            && !c.starts_with('#')
+            && !(line.indent == 0
+                && (c.starts_with("---") || c.starts_with("...") || c.starts_with('%')));
+        if content && at == self.pos {
+            self.peeked = Some((at, line));
+        }
     }
 
     /// The next line with content (skipping blank and comment lines), not consumed.
@@ -533,6 +547,7 @@ impl<'a> Reader<'a> {
                 continue;
             }
             if l.indent <= parent {
+                self.remember(pos, l);
                 break;
             }
             if !plain_continuation(c) {
@@ -625,6 +640,7 @@ impl<'a> Reader<'a> {
         let mut content_indent = None;
         let mut pos = self.pos;
         let mut last_newline = true;
+        let mut after = None;
         while let Some(l) = self.line_at(pos) {
             if l.content.is_empty() {
                 // An empty line: leading ones, or ones with spaces beyond the content's
@@ -641,9 +657,15 @@ impl<'a> Reader<'a> {
                 continue;
             }
             let ci = match content_indent {
-                Some(ci) if l.indent < ci => break,
+                Some(ci) if l.indent < ci => {
+                    after = Some(l);
+                    break;
+                }
                 Some(ci) => ci,
-                None if l.indent <= parent => break,
+                None if l.indent <= parent => {
+                    after = Some(l);
+                    break;
+                }
                 None => *content_indent.insert(l.indent),
             };
             if !literal && (l.indent > ci || l.content.ends_with(' ')) {
@@ -665,6 +687,9 @@ impl<'a> Reader<'a> {
             return Err(Bail); // empty scalars and a final line without its line feed
         }
         self.pos = pos;
+        if let Some(l) = after {
+            self.remember(pos, l);
+        }
         if !build {
             return Ok(String::new());
         }
@@ -701,6 +726,20 @@ impl<'a> Reader<'a> {
         }
         Ok(out)
     }
+}
+
+/// How many spaces `line` starts with (eight at a time: catalog lines are deeply indented).
+fn leading_spaces(line: &[u8]) -> usize {
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    let mut n = 0;
+    while let Some(chunk) = line.get(n..n + 8) {
+        let word = u64::from_ne_bytes(chunk.try_into().unwrap_or_default());
+        if word != SPACES {
+            break;
+        }
+        n += 8;
+    }
+    n + line[n..].iter().take_while(|&&b| b == b' ').count()
 }
 
 /// Splits `key: value` / `key:` at the first `:` followed by a space or the line's end.
@@ -1386,6 +1425,15 @@ mod tests {
         }
         assert!(left_out > total / 3, "left out {left_out} of {total}");
         assert!(left_out < total, "left out {left_out} of {total}");
+    }
+
+    #[test]
+    fn leading_spaces_counts_every_length() {
+        for n in 0..40 {
+            let line = format!("{}x ", " ".repeat(n));
+            assert_eq!(super::leading_spaces(line.as_bytes()), n);
+            assert_eq!(super::leading_spaces(" ".repeat(n).as_bytes()), n);
+        }
     }
 
     #[test]
