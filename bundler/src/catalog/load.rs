@@ -22,7 +22,7 @@ use super::declcfg::{
 };
 use super::ignore::IgnoreSet;
 use super::property::{Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA};
-use crate::yaml::{self, YamlError};
+use crate::yaml::{self, PropertyRead, YamlError};
 
 /// A catalog file or blob that cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -240,7 +240,7 @@ fn load_bytes_reading(
                 _ => {
                     let read = yaml::parse_blob_at(path, doc, line, keep == Keep::Structure)
                         .map_err(at)?;
-                    match read.skipped && !lightened_anyway(&read.value) {
+                    match read.skipped && !lightened_anyway(&read.value, &read.values) {
                         true => (
                             yaml::parse_value_at(path, doc, line).map_err(at)?,
                             Vec::new(),
@@ -472,7 +472,7 @@ fn add_blob_keeping(
 fn add_blob_reading(
     cfg: &mut DeclarativeConfig,
     mut value: Value,
-    mut values: Vec<Option<Box<RawValue>>>,
+    mut values: Vec<Option<PropertyRead>>,
     source: Source,
     keep: Keep,
 ) -> Result<(), LoadError> {
@@ -554,7 +554,7 @@ fn add_blob_reading(
             // Properties hold most of a catalog's bytes: converted straight from the tree
             // when they all have the plain shape (serde's path reports any other).
             let plain = match obj.get_mut("properties") {
-                Some(Value::Array(items)) if items.iter().all(Property::is_plain_tree) => {
+                Some(Value::Array(items)) if all_plain(items, &values) => {
                     Some(std::mem::take(items))
                 }
                 _ => None,
@@ -570,7 +570,17 @@ fn add_blob_reading(
                 b.properties = Vec::with_capacity(items.len());
                 for mut item in items.drain(..) {
                     let read = match values.next().flatten() {
-                        Some(json) => property_from_text(item, json, keep),
+                        Some(PropertyRead::Value(json)) => {
+                            property_from_text(type_of(&item), json, keep)
+                        }
+                        Some(PropertyRead::Item {
+                            ty,
+                            value: Some(json),
+                            ..
+                        }) => property_from_text(ty, json, keep),
+                        Some(PropertyRead::Item {
+                            ty, value: None, ..
+                        }) => Property::from_tree(serde_json::json!({ "type": ty })).ok(),
                         None => {
                             if keep == Keep::Structure {
                                 lighten(&mut item);
@@ -604,50 +614,80 @@ fn add_blob_reading(
 }
 
 /// Whether property values read as text can go straight into `blob`'s properties: it is a
-/// bundle whose `properties` are all plain, one text entry per item.
-fn raw_values_apply(blob: &Value, values: &[Option<Box<RawValue>>]) -> bool {
+/// bundle whose `properties` are all plain, one entry of `values` per item.
+fn raw_values_apply(blob: &Value, values: &[Option<PropertyRead>]) -> bool {
     let Value::Object(obj) = blob else {
         return false;
     };
     // Spelled exactly (a key in another case is rare: the tree is made whole then).
     obj.get("schema").and_then(Value::as_str) == Some(SCHEMA_BUNDLE)
         && matches!(obj.get("properties"),
-            Some(Value::Array(items)) if items.len() == values.len()
-                && items.iter().all(Property::is_plain_tree))
+            Some(Value::Array(items)) if items.len() == values.len() && all_plain(items, values))
 }
 
-/// Puts property values read as text back into `blob`'s tree, where the reader left `null`.
-fn restore_values(blob: &mut Value, values: Vec<Option<Box<RawValue>>>) {
+/// Whether every property item is a mapping with a string `type` or none (the shape
+/// [`Property::from_tree`] reads as deserialising would); `values` says how each was read.
+fn all_plain(items: &[Value], values: &[Option<PropertyRead>]) -> bool {
+    items
+        .iter()
+        .enumerate()
+        .all(|(i, item)| match values.get(i) {
+            Some(Some(PropertyRead::Item { .. })) => true,
+            _ => Property::is_plain_tree(item),
+        })
+}
+
+/// Puts the property items and values the reader did not build back into `blob`'s tree.
+fn restore_values(blob: &mut Value, values: Vec<Option<PropertyRead>>) {
     let Some(Value::Array(items)) = blob.get_mut("properties") else {
         return;
     };
-    for (item, json) in items.iter_mut().zip(values) {
-        if let (Some(json), Value::Object(map)) = (json, item) {
-            // The reader wrote this text from values it read; it parses back to them.
-            let value = serde_json::from_str(json.get()).unwrap_or(Value::Null);
-            map.insert("value".into(), value);
+    // The reader wrote these texts from values it read; they parse back to them.
+    let tree = |json: Box<RawValue>| serde_json::from_str(json.get()).unwrap_or(Value::Null);
+    for (item, read) in items.iter_mut().zip(values) {
+        match (read, item) {
+            (Some(PropertyRead::Value(json)), Value::Object(map)) => {
+                map.insert("value".into(), tree(json));
+            }
+            (
+                Some(PropertyRead::Item {
+                    ty,
+                    value,
+                    type_first,
+                }),
+                item,
+            ) => {
+                let mut map = Map::new();
+                if type_first {
+                    map.insert("type".into(), Value::String(ty.clone()));
+                }
+                if let Some(json) = value {
+                    map.insert("value".into(), tree(json));
+                }
+                map.insert("type".into(), Value::String(ty));
+                *item = Value::Object(map);
+            }
+            _ => {}
         }
     }
 }
 
-/// The property of a plain `{type, value}` item whose value was read as the JSON text
-/// `json`: what [`Property::from_tree`] gives for the whole item, after [`lighten`] for
+/// The `type` of a plain property item (empty when it has none).
+fn type_of(item: &Value) -> String {
+    match item.get("type") {
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The property of type `ty` whose value was read as the JSON text `json`: what
+/// [`Property::from_tree`] gives for the whole item, after [`lighten`] for
 /// [`Keep::Structure`].
-fn property_from_text(item: Value, json: Box<RawValue>, keep: Keep) -> Option<Property> {
-    let ty = match &item {
-        Value::Object(map) => match map.get("type") {
-            Some(Value::String(s)) => s.clone(),
-            _ => String::new(),
-        },
-        _ => return None,
-    };
+fn property_from_text(ty: String, json: Box<RawValue>, keep: Keep) -> Option<Property> {
     if keep == Keep::Structure && (ty == TYPE_CSV_METADATA || ty == TYPE_BUNDLE_OBJECT) {
         // Written before the reader knew the type (`value` came first): lighten the tree.
-        let mut item = item;
-        if let Value::Object(map) = &mut item {
-            let value = serde_json::from_str(json.get()).unwrap_or(Value::Null);
-            map.insert("value".into(), value);
-        }
+        let value = serde_json::from_str(json.get()).unwrap_or(Value::Null);
+        let mut item = serde_json::json!({ "type": ty, "value": value });
         lighten(&mut item);
         return Property::from_tree(item).ok();
     }
@@ -657,7 +697,7 @@ fn property_from_text(item: Value, json: Box<RawValue>, keep: Keep) -> Option<Pr
 /// Whether [`add_blob_keeping`] under [`Keep::Structure`] gives `blob` the same treatment as
 /// the blob with its `olm.csv.metadata` values in full: it is a bundle whose properties all
 /// take the plain path, where [`lighten`] empties those values (an object becomes `{}`).
-fn lightened_anyway(blob: &Value) -> bool {
+fn lightened_anyway(blob: &Value, values: &[Option<PropertyRead>]) -> bool {
     let Value::Object(obj) = blob else {
         return false;
     };
@@ -665,7 +705,7 @@ fn lightened_anyway(blob: &Value) -> bool {
         meta_keys(obj, &Source::default()).is_ok_and(|[schema, _, _]| schema == SCHEMA_BUNDLE);
     is_bundle
         && matches!(obj.get("properties"),
-            Some(Value::Array(items)) if items.iter().all(Property::is_plain_tree))
+            Some(Value::Array(items)) if all_plain(items, values))
 }
 
 /// For [`Keep::Structure`]: replaces a property value validation reads no further than its
@@ -909,7 +949,11 @@ mod tests {
             let lean = load_bytes_reading(path, bytes, keep, true);
             let whole = load_bytes_reading(path, bytes, keep, false);
             match (lean, whole) {
-                (Ok(a), Ok(b)) => assert!(a == b, "{name} ({keep:?}): loads differ"),
+                (Ok(a), Ok(b)) => {
+                    assert!(a == b, "{name} ({keep:?}): loads differ");
+                    // Equality of trees ignores key order; the rendered text does not.
+                    assert_eq!(a.to_json(), b.to_json(), "{name} ({keep:?})");
+                }
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
                 (a, b) => panic!("{name} ({keep:?}): {a:?} vs {b:?}"),
             }
@@ -943,6 +987,16 @@ mod tests {
             "- type: x\n  value:\n    \"k\": 1\n",
             "- type: x\n  value:\n    a: &x 1\n",
             "- type: x\n  value:\n    a: [1, 2]\n",
+            // Items that are not just a string `type` and a `value`.
+            "- type: x\n  value: 1\n  extra: 2\n",
+            "- extra: 2\n  value:\n    a: 1\n  type: x\n",
+            "- type:\n    a: b\n  value: 1\n",
+            "- type: 5\n  value: 1\n",
+            "- type: true\n",
+            "- value: 1\n",
+            "- type: 'q'\n  value: 1\n",
+            "- type: |\n    block\n  value: 1\n",
+            "- 5\n",
         ];
         for v in values {
             for schema in [

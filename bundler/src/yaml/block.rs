@@ -61,7 +61,21 @@ pub struct RawRead {
     /// keys in the order written, exactly the text serialising its tree would give; `None`
     /// where the value is in the tree (no `value` key, or an `olm.bundle.object` of a lean
     /// read, whose data the loader checks in the tree).
-    pub values: Vec<Option<Box<RawValue>>>,
+    pub values: Vec<Option<PropertyRead>>,
+}
+
+/// How an item of a blob's top-level `properties` list was read by [`parse_raw`].
+#[derive(Debug)]
+pub enum PropertyRead {
+    /// The item is in the tree, its `value` `null` there: this is the value.
+    Value(Box<RawValue>),
+    /// The item is `null` in the tree: it is a mapping of a string `type` and, unless
+    /// `value` is `None`, a `value`, and nothing else (`type_first`: written in that order).
+    Item {
+        ty: String,
+        value: Option<Box<RawValue>>,
+        type_first: bool,
+    },
 }
 
 /// [`parse`] (or with `lean`, [`parse_lean`]) for a catalog blob whose property values end up
@@ -89,6 +103,8 @@ fn parse_with(text: &str, lean: bool, raw: bool) -> Option<RawRead> {
         scratch: Vec::new(),
         values: Vec::new(),
         pending: None,
+        item: None,
+        whole_item: false,
     };
     let first = r.peek().ok()??;
     if first.indent != 0 {
@@ -209,9 +225,13 @@ struct Reader<'a> {
     /// Where property values are written, kept between them.
     scratch: Vec<u8>,
     /// [`RawRead::values`].
-    values: Vec<Option<Box<RawValue>>>,
+    values: Vec<Option<PropertyRead>>,
     /// The value of the property item being read, for `values`.
     pending: Option<Box<RawValue>>,
+    /// The property item just read, when it was read without a tree.
+    item: Option<PropertyRead>,
+    /// Reading a property item again, as a tree.
+    whole_item: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -303,12 +323,18 @@ impl<'a> Reader<'a> {
         let indent = first.indent;
         let skip = self.skip;
         let emit = self.out().is_some();
+        // A property item of a raw read: `type` and `value` go to `values`, nothing is built;
+        // an item of any other shape is read again, built.
+        let item = property && self.raw && !self.whole_item;
+        let resume = (self.pos, self.peeked);
         // Keys are tracked in `keys` when the map itself is not built.
-        let listed = skip || emit;
+        let listed = skip || emit || item;
         let keys_from = self.keys.len();
         let mut map = Map::new();
         let mut csv_metadata = false;
         let mut bundle_object = false;
+        let mut ty: Option<(String, bool)> = None;
+        let mut has_value = false;
         let mut line = first;
         loop {
             if is_item(line.content) {
@@ -357,11 +383,18 @@ impl<'a> Reader<'a> {
                     .map(super::written::raw_value);
                 self.scratch = json;
             }
-            if !listed {
-                if property && key == "type" {
-                    csv_metadata = value.as_str() == Some(CSV_METADATA);
-                    bundle_object = value.as_str() == Some(BUNDLE_OBJECT);
+            if property && key == "type" {
+                csv_metadata = value.as_str() == Some(CSV_METADATA);
+                bundle_object = value.as_str() == Some(BUNDLE_OBJECT);
+            }
+            if item {
+                match (key, value) {
+                    ("type", Value::String(s)) => ty = Some((s, !has_value)),
+                    ("value", _) if raw_value => has_value = true,
+                    // Another key, a type that is not a string, a value kept as a tree.
+                    _ => return self.whole_property_item(first, depth, resume, keys_from),
                 }
+            } else if !listed {
                 // One hash per key (a lookup then an insert took two).
                 match map.entry(key) {
                     serde_json::map::Entry::Vacant(e) => {
@@ -384,7 +417,37 @@ impl<'a> Reader<'a> {
             }
             return Ok(Value::Null);
         }
+        if item {
+            let Some((ty, type_first)) = ty else {
+                return self.whole_property_item(first, depth, resume, keys_from);
+            };
+            self.item = Some(PropertyRead::Item {
+                ty,
+                value: self.pending.take(),
+                type_first,
+            });
+            return Ok(Value::Null);
+        }
         Ok(Value::Object(map))
+    }
+
+    /// Reads the property item that starts with `first` again, built as a tree (its `value`
+    /// still written as JSON): [`map`](Self::map) found it is not a plain `{type, value}`.
+    fn whole_property_item(
+        &mut self,
+        first: Line<'a>,
+        depth: usize,
+        (pos, peeked): (usize, Option<(usize, Line<'a>)>),
+        keys_from: usize,
+    ) -> R<Value> {
+        self.pos = pos;
+        self.peeked = peeked;
+        self.keys.truncate(keys_from);
+        self.pending = None;
+        self.whole_item = true;
+        let read = self.map(first, depth, true);
+        self.whole_item = false;
+        read
     }
 
     /// A block sequence whose `-` indicators sit at column `indent`; `properties` says its
@@ -431,7 +494,11 @@ impl<'a> Reader<'a> {
                 self.inline(v, indent)?
             };
             if properties && self.raw {
-                self.values.push(self.pending.take());
+                let read = match self.item.take() {
+                    Some(item) => Some(item),
+                    None => self.pending.take().map(PropertyRead::Value),
+                };
+                self.values.push(read);
             }
             if !self.skip && !emit {
                 items.push(item);

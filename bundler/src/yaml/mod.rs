@@ -243,6 +243,7 @@ pub fn parse_value_lean(path: &Path, text: &str, line: u32) -> Result<(Value, bo
 /// A catalog blob read by [`parse_blob_at`]: the document, whether `olm.csv.metadata`
 /// values were left out, and property values already written as JSON.
 pub type BlobRead = block::RawRead;
+pub use block::PropertyRead;
 
 /// [`parse_value_at`] (or with `lean`, [`parse_value_lean`]) for a catalog blob whose
 /// property values the caller keeps as JSON text: when the block reader takes the document,
