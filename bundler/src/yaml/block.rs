@@ -358,6 +358,11 @@ impl<'a> Reader<'a> {
             // A property's value is written as JSON (a lean read's bundle object excepted:
             // the loader checks its data in the tree).
             let raw_value = property && self.raw && key == "value" && !(self.lean && bundle_object);
+            if item && !raw_value && key != "type" {
+                // Another key, or a value kept as a tree: read the item whole, before this
+                // value is read twice.
+                return self.whole_property_item(first, depth, resume, keys_from);
+            }
             if raw_value {
                 let mut out = std::mem::take(&mut self.scratch);
                 out.clear();
