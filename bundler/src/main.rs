@@ -15,10 +15,11 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse();
     init_logging(args.verbosity());
     olm_bundler::ops::progress::set_quiet(args.quiet);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = match args.needs_workers() {
+        true => tokio::runtime::Builder::new_multi_thread(),
+        false => tokio::runtime::Builder::new_current_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
