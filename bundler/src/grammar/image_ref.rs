@@ -27,18 +27,88 @@ fn fail<T>(msg: &str) -> Result<T, ImageRefError> {
 }
 
 /// Checks an image pull spec exactly as `reference.ParseNormalizedNamed` does.
+///
+/// Nothing is allocated unless the spec is refused: the normalised name
+/// (`domain/remainder`) is never built, its static `docker.io/` and `library/` prefix is
+/// accounted for instead (both are valid path components and count toward the name length).
 pub fn validate(s: &str) -> Result<(), ImageRefError> {
     if s.len() == 64 && s.bytes().all(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9')) {
         return Err(ImageRefError(format!(
             "invalid repository name ({s}), cannot specify 64-byte hexadecimal strings"
         )));
     }
-    let (domain, remainder) = split_docker_domain(s);
+    let (prefix, tail, remainder) = normalized_parts(s);
     let remote = remainder.split(':').next().unwrap_or_default();
-    if remote.to_lowercase() != remote {
+    let uppercase = if remote.is_ascii() {
+        remote.bytes().any(|b| b.is_ascii_uppercase())
+    } else {
+        // `to_lowercase` also maps non-ASCII letters: ask it, as `ParseNormalizedNamed` does.
+        let (_, remainder) = split_docker_domain(s);
+        let remote = remainder.split(':').next().unwrap_or_default();
+        remote.to_lowercase() != remote
+    };
+    if uppercase {
         return fail("invalid reference format: repository name must be lowercase");
     }
-    parse(&format!("{domain}/{remainder}"))
+    let Some((name_len, digest)) = match_normalized(prefix, tail) else {
+        // Refused: build the normalised name to tell why.
+        return parse(&format!("{prefix}{tail}"));
+    };
+    if name_len > 255 {
+        return fail("repository name must not be more than 255 characters");
+    }
+    if let Some(d) = digest {
+        validate_digest(d)?;
+    }
+    Ok(())
+}
+
+/// [`split_docker_domain`] without building anything: the normalised name is `prefix` + `tail`
+/// (`prefix` is empty when `tail` is `s` itself), and `remainder` is the part after the domain
+/// as written (without an added `library/`).
+fn normalized_parts(s: &str) -> (&'static str, &str, &str) {
+    let docker_hub = |remainder: &str| {
+        if remainder.contains('/') {
+            "docker.io/"
+        } else {
+            "docker.io/library/"
+        }
+    };
+    match registry_host(s) {
+        Some(host) => {
+            let remainder = &s[host.len() + 1..];
+            if host == "docker.io" || host == "index.docker.io" {
+                (docker_hub(remainder), remainder, remainder)
+            } else {
+                ("", s, remainder)
+            }
+        }
+        None => (docker_hub(s), s, s),
+    }
+}
+
+/// [`match_reference`] of `prefix` + `tail`: the name's length and the digest when it matches.
+/// A non-empty `prefix` (`docker.io/` or `docker.io/library/`) holds only path components and
+/// ends with `/`, so the tag and digest are found in `tail` alone and every component of the
+/// name after the prefix must be a path component.
+fn match_normalized<'a>(prefix: &str, tail: &'a str) -> Option<(usize, Option<&'a str>)> {
+    let (name, tag, digest) = split(tail);
+    if let Some(d) = digest
+        && !digest_pattern(d)
+    {
+        return None;
+    }
+    if let Some(t) = tag
+        && !tag_pattern(t)
+    {
+        return None;
+    }
+    let name_ok = if prefix.is_empty() {
+        name_pattern(name)
+    } else {
+        name.split('/').all(path_component)
+    };
+    name_ok.then_some((prefix.len() + name.len(), digest))
 }
 
 /// `SplitDockerDomain`: the registry host, or `docker.io` with `library/` for official images.
@@ -121,11 +191,11 @@ fn match_reference(s: &str) -> Option<(&str, Option<&str>)> {
 
 /// `[domain-and-port "/"] path-component ("/" path-component)*`
 fn name_pattern(name: &str) -> bool {
-    let parts: Vec<&str> = name.split('/').collect();
-    if parts.iter().all(|p| path_component(p)) {
+    if name.split('/').all(path_component) {
         return true;
     }
-    parts.len() > 1 && domain_and_port(parts[0]) && parts[1..].iter().all(|p| path_component(p))
+    name.split_once('/')
+        .is_some_and(|(first, rest)| domain_and_port(first) && rest.split('/').all(path_component))
 }
 
 fn lower_alnum(b: u8) -> bool {
@@ -243,7 +313,10 @@ fn validate_digest(d: &str) -> Result<(), ImageRefError> {
 mod tests {
     //! Verdicts from containers/image `docker/reference` (`normalize.go` ParseNormalizedNamed,
     //! `reference.go` Parse, `regexp.go`) and opencontainers/go-digest `Digest.Validate`.
-    use super::{registry_host, split, validate};
+    use super::{
+        ImageRefError, domain_and_port, fail, path_component, registry_host, split,
+        split_docker_domain, validate,
+    };
 
     const D64: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
@@ -336,5 +409,172 @@ mod tests {
                 "{input:?}"
             );
         }
+    }
+
+    /// The implementation `validate` replaced (it builds the normalised name), kept as the
+    /// oracle of `same_verdicts_as_the_reference_implementation`.
+    fn validate_reference_impl(s: &str) -> Result<(), ImageRefError> {
+        if s.len() == 64 && s.bytes().all(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9')) {
+            return Err(ImageRefError(format!(
+                "invalid repository name ({s}), cannot specify 64-byte hexadecimal strings"
+            )));
+        }
+        let (domain, remainder) = split_docker_domain(s);
+        let remote = remainder.split(':').next().unwrap_or_default();
+        if remote.to_lowercase() != remote {
+            return fail("invalid reference format: repository name must be lowercase");
+        }
+        reference_parse(&format!("{domain}/{remainder}"))
+    }
+
+    fn reference_parse(s: &str) -> Result<(), ImageRefError> {
+        let Some((name, digest)) = reference_match(s) else {
+            if s.is_empty() {
+                return fail("repository name must have at least one component");
+            }
+            if reference_match(&s.to_lowercase()).is_some() {
+                return fail("repository name must be lowercase");
+            }
+            return fail("invalid reference format");
+        };
+        if name.len() > 255 {
+            return fail("repository name must not be more than 255 characters");
+        }
+        if let Some(d) = digest {
+            super::validate_digest(d)?;
+        }
+        Ok(())
+    }
+
+    fn reference_match(s: &str) -> Option<(&str, Option<&str>)> {
+        let (name, tag, digest) = split(s);
+        if let Some(d) = digest
+            && !super::digest_pattern(d)
+        {
+            return None;
+        }
+        if let Some(t) = tag
+            && !super::tag_pattern(t)
+        {
+            return None;
+        }
+        reference_name_pattern(name).then_some((name, digest))
+    }
+
+    fn reference_name_pattern(name: &str) -> bool {
+        let parts: Vec<&str> = name.split('/').collect();
+        if parts.iter().all(|p| path_component(p)) {
+            return true;
+        }
+        parts.len() > 1 && domain_and_port(parts[0]) && parts[1..].iter().all(|p| path_component(p))
+    }
+
+    /// Every seed, and every variant of it with one character deleted, inserted or replaced
+    /// (from characters that matter to the grammar, plus a non-ASCII uppercase letter).
+    fn corpus() -> Vec<String> {
+        let mut seeds: Vec<String> = [
+            "busybox",
+            "busybox:latest",
+            "library/busybox",
+            "docker.io/library/busybox:1.36",
+            "docker.io/busybox",
+            "index.docker.io/busybox:1",
+            "index.docker.io/org/op:v1",
+            "docker.io/kubegreen/kube-green:0.4.0",
+            "quay.io/org/op:v1.0.0",
+            "registry.redhat.io/ubi9/ubi-minimal:9.4-1194",
+            "registry.example.com:5000/a/b-c__d.e:v1.2.3",
+            "gcr.io/kubebuilder/kube-rbac-proxy:v0.12.0",
+            "ghcr.io/a.b/c_d/e--f:1",
+            "localhost/foo",
+            "localhost:5000/foo",
+            "localhost:5000/a",
+            "localhost",
+            "[::1]:5000/foo:bar",
+            "[fe80::1]/foo",
+            "127.0.0.1:5000/a/b",
+            "Quay.io/org/op",
+            "a---b/c",
+            "foo:_tag",
+            "UPPER/case",
+            "quay.io/Org/op",
+            "Busybox",
+            "",
+            "a//b",
+            "-a/b",
+            "a/b:",
+            "a/b:-tag",
+            "foo:bad tag",
+            "quay.io/a/b:t@",
+            "foo@sha256:abc",
+            "foo@sha256",
+            "a_/b",
+            "quay.io:/a",
+            "http://quay.io/a",
+            "quay.io/a/b@sha256:0123456789abcdef0123456789abcdef",
+            "q.io/a:t@sha256:00",
+            "a@b.c/d",
+            "quay.io/ÉÉ/x",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        let d64 = D64;
+        seeds.extend([
+            d64.to_string(),
+            format!("quay.io/community-operator-pipeline-prod/sailoperator@sha256:{d64}"),
+            format!("quay.io/a/b@sha256:{d64}"),
+            format!("localhost:5000/a/b:v1@sha256:{d64}"),
+            format!("quay.io/a/b@sha256:{}", d64.to_uppercase()),
+            format!("quay.io/a/b@md5:{d64}"),
+            format!("busybox@sha512:{d64}{d64}"),
+            format!("quay.io/{}", "a".repeat(250)),
+            format!("quay.io/{}", "a".repeat(247)),
+            // At the 255-character limit once `docker.io/` and `library/` are added.
+            "a".repeat(237),
+            format!("x/{}", "a".repeat(243)),
+            format!("docker.io/{}", "a".repeat(237)),
+            format!("index.docker.io/x/{}", "a".repeat(243)),
+        ]);
+        let alphabet: Vec<char> = "aZ09.-_:/@[]É ".chars().collect();
+        let mut out = seeds.clone();
+        for seed in &seeds {
+            let chars: Vec<char> = seed.chars().collect();
+            for i in 0..=chars.len() {
+                if i < chars.len() {
+                    let mut v = chars.clone();
+                    v.remove(i);
+                    out.push(v.into_iter().collect());
+                }
+                for &c in &alphabet {
+                    let mut v = chars.clone();
+                    v.insert(i, c);
+                    out.push(v.into_iter().collect());
+                    if i < chars.len() {
+                        let mut v = chars.clone();
+                        v[i] = c;
+                        out.push(v.into_iter().collect());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn same_verdicts_as_the_reference_implementation() {
+        let corpus = corpus();
+        assert!(corpus.len() > 10_000, "{}", corpus.len());
+        let (mut ok, mut err) = (0, 0);
+        for input in &corpus {
+            let want = validate_reference_impl(input);
+            if want.is_ok() {
+                ok += 1;
+            } else {
+                err += 1;
+            }
+            assert_eq!(validate(input), want, "{input:?}");
+        }
+        // The corpus exercises both verdicts.
+        assert!(ok > 1_000 && err > 1_000, "{ok} accepted, {err} refused");
     }
 }
