@@ -7,7 +7,8 @@
 //! tree, every finding is collected, sorted, and located (file, line, package/channel/bundle)
 //! with a hint on how to fix it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, btree_map};
+use std::hash::BuildHasher;
 
 use semver::Version;
 
@@ -16,6 +17,7 @@ use super::declcfg::{
 };
 use super::diagnostic::{Diagnostic, Report, Severity};
 use super::property::{Gvk, PackageRequired, TypedProperty};
+use crate::fast_hash::{FastHashMap, FastHashSet, map_with_capacity, set_with_capacity};
 use crate::grammar::semver_range::{self, Range};
 
 /// The facts of a bundle that validation and the model need, parsed once.
@@ -208,7 +210,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
             );
             continue;
         }
-        if packages.contains_key(p.name.as_str()) {
+        let btree_map::Entry::Vacant(slot) = packages.entry(p.name.as_str()) else {
             out.push(
                 err(
                     "package-duplicate",
@@ -219,7 +221,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 .fix("keep one olm.package blob per package"),
             );
             continue;
-        }
+        };
         let errs = crate::grammar::k8s_names::dns1123_label(&p.name);
         if !errs.is_empty() {
             out.push(
@@ -232,7 +234,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 .fix("use lowercase letters, digits and '-' only (a DNS-1123 label)"),
             );
         }
-        packages.insert(&p.name, p);
+        slot.insert(p);
     }
 
     // Channels.
@@ -264,7 +266,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
             continue;
         }
         let pkg_channels = channels.entry(c.package.as_str()).or_default();
-        if pkg_channels.contains_key(c.name.as_str()) {
+        let btree_map::Entry::Vacant(slot) = pkg_channels.entry(c.name.as_str()) else {
             out.push(
                 err(
                     "channel-duplicate",
@@ -276,8 +278,8 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 .fix("merge the entries into one olm.channel blob"),
             );
             continue;
-        }
-        let mut seen = HashSet::new();
+        };
+        let mut seen = set_with_capacity(c.entries.len());
         for e in &c.entries {
             if !seen.insert(e.name.as_str()) {
                 out.push(
@@ -296,7 +298,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 );
             }
         }
-        pkg_channels.insert(&c.name, c);
+        slot.insert(c);
     }
 
     // Bundles.
@@ -347,7 +349,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
             continue;
         }
         let pkg_bundles = bundles.entry(b.package.as_str()).or_default();
-        if pkg_bundles.contains_key(b.name.as_str()) {
+        let btree_map::Entry::Vacant(slot) = pkg_bundles.entry(b.name.as_str()) else {
             out.push(
                 err(
                     "bundle-duplicate",
@@ -359,7 +361,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 .fix("keep one olm.bundle blob per bundle name"),
             );
             continue;
-        }
+        };
         out.extend(diags);
         let located = |rule, msg: String| {
             err(rule, &b.source, msg)
@@ -372,19 +374,19 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                     .fix("set `image` to the bundle image reference (or embed olm.bundle.object properties)"),
             );
         }
-        pkg_bundles.insert(&b.name, (b, facts));
+        slot.insert((b, facts));
     }
 
     // Bundles that no channel lists, and entries without bundles.
     for (pkg, pkg_bundles) in &bundles {
-        let listed: HashSet<&str> = channels
-            .get(pkg)
-            .map(|cs| {
+        let mut listed: FastHashSet<&str> = FastHashSet::default();
+        if let Some(cs) = channels.get(pkg) {
+            listed.reserve(cs.values().map(|c| c.entries.len()).sum());
+            listed.extend(
                 cs.values()
-                    .flat_map(|c| c.entries.iter().map(|e| e.name.as_str()))
-                    .collect()
-            })
-            .unwrap_or_default();
+                    .flat_map(|c| c.entries.iter().map(|e| e.name.as_str())),
+            );
+        }
         for (name, (b, _)) in pkg_bundles {
             if !listed.contains(name) {
                 out.push(
@@ -473,16 +475,11 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
             let mut by_version: BTreeMap<String, Vec<&str>> = BTreeMap::new();
             for (bname, (_, facts)) in bs {
                 if let Some(v) = &facts.version {
-                    let mut key = Version {
-                        build: semver::BuildMetadata::EMPTY,
-                        ..v.clone()
-                    }
-                    .to_string();
-                    if !v.build.is_empty() {
-                        key = v.to_string();
-                    }
+                    // The full version (build metadata included), then any release.
+                    let mut key = v.to_string();
                     if let Some(r) = &facts.release {
-                        key = format!("{key}-{r}");
+                        key.push('-');
+                        key.push_str(r);
                     }
                     by_version.entry(key).or_default().push(bname);
                 }
@@ -518,7 +515,7 @@ type PkgBundles<'a> = BTreeMap<&'a str, (&'a Bundle, &'a BundleFacts)>;
 pub fn channel_head<'a>(
     entries: impl Iterator<Item = &'a super::declcfg::ChannelEntry> + Clone,
 ) -> Result<&'a super::declcfg::ChannelEntry, String> {
-    let mut incoming: HashSet<&str> = HashSet::new();
+    let mut incoming: FastHashSet<&str> = set_with_capacity(entries.clone().size_hint().0);
     for e in entries.clone() {
         if !e.replaces.is_empty() {
             incoming.insert(&e.replaces);
@@ -546,10 +543,10 @@ pub fn channel_head<'a>(
 
 /// Follows `replaces` from the head (stopping at a name outside the channel or skipped by
 /// any entry) and returns the chain, or opm's cycle message.
-pub fn replaces_chain<'a>(
+pub fn replaces_chain<'a, M: BuildHasher, S: BuildHasher>(
     head: &'a super::declcfg::ChannelEntry,
-    by_name: &HashMap<&str, &'a super::declcfg::ChannelEntry>,
-    skipped: &HashSet<&str>,
+    by_name: &HashMap<&str, &'a super::declcfg::ChannelEntry, M>,
+    skipped: &HashSet<&str, S>,
 ) -> Result<Vec<&'a str>, String> {
     let mut chain: Vec<&str> = vec![head.name.as_str()];
     let mut cur = head;
@@ -629,20 +626,24 @@ fn validate_channel(c: &Channel, out: &mut Vec<Diagnostic>) {
             return;
         }
     };
-    let by_name: HashMap<&str, &super::declcfg::ChannelEntry> =
-        c.entries.iter().map(|e| (e.name.as_str(), e)).collect();
-    let skipped: HashSet<&str> = c
-        .entries
-        .iter()
-        .flat_map(|e| e.skips.iter().map(String::as_str))
-        .collect();
+    let mut by_name: FastHashMap<&str, &super::declcfg::ChannelEntry> =
+        map_with_capacity(c.entries.len());
+    by_name.extend(c.entries.iter().map(|e| (e.name.as_str(), e)));
+    let mut skipped: FastHashSet<&str> =
+        set_with_capacity(c.entries.iter().map(|e| e.skips.len()).sum());
+    skipped.extend(
+        c.entries
+            .iter()
+            .flat_map(|e| e.skips.iter().map(String::as_str)),
+    );
     match replaces_chain(head, &by_name, &skipped) {
         Err(msg) => out.push(
             cerr("channel-cycle", msg)
                 .fix("break the cycle: an entry must not (indirectly) replace itself"),
         ),
         Ok(chain) => {
-            let on_chain: HashSet<&str> = chain.into_iter().collect();
+            let mut on_chain: FastHashSet<&str> = set_with_capacity(chain.len());
+            on_chain.extend(chain);
             let mut stranded: Vec<&str> = c
                 .entries
                 .iter()
@@ -676,7 +677,7 @@ fn validate_deprecations(
     bundles: &BTreeMap<&str, PkgBundles>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let mut seen_pkgs = HashSet::new();
+    let mut seen_pkgs = set_with_capacity(cfg.deprecations.len());
     for (i, d) in cfg.deprecations.iter().enumerate() {
         let derr = |rule, msg: String| {
             Diagnostic::new(Severity::Error, rule, &d.source, msg).package(&d.package)
@@ -717,7 +718,7 @@ fn validate_deprecations(
             );
             continue;
         }
-        let mut refs = HashSet::new();
+        let mut refs = set_with_capacity(d.entries.len());
         for (j, e) in d.entries.iter().enumerate() {
             let r = &e.reference;
             if r.schema.is_empty() {
@@ -825,17 +826,34 @@ fn extra_warnings(
     out: &mut Vec<Diagnostic>,
     warn: impl Fn(&'static str, &Source, String) -> Diagnostic,
 ) {
-    // What the catalog provides.
-    let mut provided: HashSet<&Gvk> = HashSet::new();
+    // Which of the APIs some bundle requires the catalog provides (far fewer are required than
+    // provided, so only those are kept).
+    let mut provided: FastHashMap<&Gvk, bool> = FastHashMap::default();
     for bs in bundles.values() {
         for (_, f) in bs.values() {
-            provided.extend(f.provided.iter());
+            provided.extend(f.required_gvks.iter().map(|g| (g, false)));
+        }
+    }
+    let mut unmatched = provided.len();
+    'scan: for bs in bundles.values() {
+        for (_, f) in bs.values() {
+            for g in &f.provided {
+                if unmatched == 0 {
+                    break 'scan;
+                }
+                if let Some(found) = provided.get_mut(g)
+                    && !*found
+                {
+                    *found = true;
+                    unmatched -= 1;
+                }
+            }
         }
     }
     for (pkg, bs) in bundles {
         for (name, (b, f)) in bs {
             for g in &f.required_gvks {
-                if !provided.contains(g) {
+                if !provided[g] {
                     out.push(
                         warn(
                             "dependency-gvk-unsatisfied",
@@ -1015,6 +1033,57 @@ properties:
     fn good_catalog_passes() {
         let r = report(GOOD);
         assert!(!r.has_errors(), "{}", r.to_text());
+    }
+
+    #[test]
+    fn required_apis_no_bundle_provides_are_named() {
+        let props = |provided: &str, required: &[&str]| {
+            let mut p = format!(
+                "- type: olm.gvk\n  value: {{group: x.io, kind: {provided}, version: v1}}\n"
+            );
+            for k in required {
+                p.push_str(&format!(
+                    "- type: olm.gvk.required\n  value: {{group: x.io, kind: {k}, version: v1}}\n"
+                ));
+            }
+            p
+        };
+        let yaml = GOOD
+            .replace(
+                "value: {packageName: foo, version: 0.1.0}\n",
+                &format!(
+                    "value: {{packageName: foo, version: 0.1.0}}\n{}",
+                    props("A", &["B", "C"])
+                ),
+            )
+            .replace(
+                "value: {packageName: foo, version: 0.2.0}\n",
+                &format!(
+                    "value: {{packageName: foo, version: 0.2.0}}\n{}",
+                    props("B", &["A", "C", "D"])
+                ),
+            );
+        let r = report(&yaml);
+        let w: Vec<_> = r
+            .warnings()
+            .map(|d| (d.bundle.as_str(), d.message.as_str()))
+            .collect();
+        let msg = |k| {
+            format!(
+                "requires API x.io/v1/{k} (olm.gvk.required) but no bundle in this catalog provides it"
+            )
+        };
+        let (c, d) = (msg("C"), msg("D"));
+        assert_eq!(
+            w,
+            [
+                ("foo.v0.1.0", c.as_str()),
+                ("foo.v0.2.0", c.as_str()),
+                ("foo.v0.2.0", d.as_str())
+            ],
+            "{}",
+            r.to_text()
+        );
     }
 
     #[test]
