@@ -18,7 +18,7 @@ use super::declcfg::{
 use super::diagnostic::{Diagnostic, Report, Severity};
 use super::property::{Gvk, PackageRequired, TypedProperty};
 use crate::fast_hash::{FastHashMap, FastHashSet, map_with_capacity, set_with_capacity};
-use crate::grammar::semver_range::{self, Range};
+use crate::grammar::semver_range::{self, Range, SemverError};
 
 /// The facts of a bundle that validation and the model need, parsed once.
 #[derive(Debug, Clone, Default)]
@@ -432,6 +432,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
     }
 
     // Per package: default channel, channels' graphs, duplicate versions.
+    let mut skip_ranges = SkipRanges::default();
     for (name, p) in &packages {
         let pkg_channels = channels.get(name);
         let pkg_bundles = bundles.get(name);
@@ -468,7 +469,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
         }
         if let Some(cs) = pkg_channels {
             for c in cs.values() {
-                validate_channel(c, &mut out);
+                validate_channel(c, &mut skip_ranges, &mut out);
             }
         }
         if let Some(bs) = pkg_bundles {
@@ -502,7 +503,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
     }
 
     validate_deprecations(cfg, &packages, &channels, &bundles, &mut out);
-    extra_warnings(cfg, &channels, &bundles, &mut out, warn);
+    extra_warnings(cfg, &channels, &bundles, &mut skip_ranges, &mut out, warn);
 
     let mut report = Report { diagnostics: out };
     report.sort();
@@ -510,6 +511,17 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
 }
 
 type PkgBundles<'a> = BTreeMap<&'a str, (&'a Bundle, &'a BundleFacts)>;
+
+/// Each distinct `skipRange` parsed once: a channel's entries recur in the package's other
+/// channels, and the ranges are checked, then matched against the package's versions.
+type SkipRanges<'a> = FastHashMap<&'a str, Result<Range, SemverError>>;
+
+fn parse_skip_range<'r, 'a>(
+    ranges: &'r mut SkipRanges<'a>,
+    range: &'a str,
+) -> &'r Result<Range, SemverError> {
+    ranges.entry(range).or_insert_with(|| Range::parse(range))
+}
 
 /// The channel head, or an error message with opm's text.
 pub fn channel_head<'a>(
@@ -575,7 +587,11 @@ pub fn replaces_chain<'a, M: BuildHasher, S: BuildHasher>(
     Ok(chain)
 }
 
-fn validate_channel(c: &Channel, out: &mut Vec<Diagnostic>) {
+fn validate_channel<'a>(
+    c: &'a Channel,
+    skip_ranges: &mut SkipRanges<'a>,
+    out: &mut Vec<Diagnostic>,
+) {
     let cerr = |rule, msg: String| {
         Diagnostic::new(Severity::Error, rule, &c.source, msg)
             .package(&c.package)
@@ -602,7 +618,7 @@ fn validate_channel(c: &Channel, out: &mut Vec<Diagnostic>) {
             }
         }
         if !e.skip_range.is_empty()
-            && let Err(er) = Range::parse(&e.skip_range)
+            && let Err(er) = parse_skip_range(skip_ranges, &e.skip_range)
         {
             out.push(
                 cerr(
@@ -819,10 +835,11 @@ fn validate_deprecations(
     }
 }
 
-fn extra_warnings(
+fn extra_warnings<'a>(
     cfg: &DeclarativeConfig,
-    channels: &BTreeMap<&str, BTreeMap<&str, &Channel>>,
+    channels: &BTreeMap<&str, BTreeMap<&str, &'a Channel>>,
     bundles: &BTreeMap<&str, PkgBundles>,
+    skip_ranges: &mut SkipRanges<'a>,
     out: &mut Vec<Diagnostic>,
     warn: impl Fn(&'static str, &Source, String) -> Diagnostic,
 ) {
@@ -930,7 +947,7 @@ fn extra_warnings(
                 if e.skip_range.is_empty() {
                     continue;
                 }
-                let Ok(range) = Range::parse(&e.skip_range) else {
+                let Ok(range) = parse_skip_range(skip_ranges, &e.skip_range) else {
                     continue;
                 };
                 let covers = bs.iter().any(|(n, (_, f))| {
@@ -1135,7 +1152,7 @@ properties:
             ..Default::default()
         });
         let mut out = Vec::new();
-        validate_channel(&cfg.channels[0], &mut out);
+        validate_channel(&cfg.channels[0], &mut SkipRanges::default(), &mut out);
         assert_eq!(
             out[0].message,
             "detected cycle in replaces chain of upgrade graph: a.v3 -> a.v2 -> a.v1 -> a.v3"
