@@ -7,7 +7,8 @@
 //! tree, every finding is collected, sorted, and located (file, line, package/channel/bundle)
 //! with a hint on how to fix it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, btree_map};
+use std::hash::BuildHasher;
 
 use semver::Version;
 
@@ -16,7 +17,8 @@ use super::declcfg::{
 };
 use super::diagnostic::{Diagnostic, Report, Severity};
 use super::property::{Gvk, PackageRequired, TypedProperty};
-use crate::grammar::semver_range::{self, Range};
+use crate::fast_hash::{FastHashMap, FastHashSet, map_with_capacity, set_with_capacity};
+use crate::grammar::semver_range::{self, Range, SemverError};
 
 /// The facts of a bundle that validation and the model need, parsed once.
 #[derive(Debug, Clone, Default)]
@@ -208,7 +210,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
             );
             continue;
         }
-        if packages.contains_key(p.name.as_str()) {
+        let btree_map::Entry::Vacant(slot) = packages.entry(p.name.as_str()) else {
             out.push(
                 err(
                     "package-duplicate",
@@ -219,7 +221,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 .fix("keep one olm.package blob per package"),
             );
             continue;
-        }
+        };
         let errs = crate::grammar::k8s_names::dns1123_label(&p.name);
         if !errs.is_empty() {
             out.push(
@@ -232,7 +234,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 .fix("use lowercase letters, digits and '-' only (a DNS-1123 label)"),
             );
         }
-        packages.insert(&p.name, p);
+        slot.insert(p);
     }
 
     // Channels.
@@ -264,7 +266,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
             continue;
         }
         let pkg_channels = channels.entry(c.package.as_str()).or_default();
-        if pkg_channels.contains_key(c.name.as_str()) {
+        let btree_map::Entry::Vacant(slot) = pkg_channels.entry(c.name.as_str()) else {
             out.push(
                 err(
                     "channel-duplicate",
@@ -276,8 +278,8 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 .fix("merge the entries into one olm.channel blob"),
             );
             continue;
-        }
-        let mut seen = HashSet::new();
+        };
+        let mut seen = set_with_capacity(c.entries.len());
         for e in &c.entries {
             if !seen.insert(e.name.as_str()) {
                 out.push(
@@ -296,7 +298,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 );
             }
         }
-        pkg_channels.insert(&c.name, c);
+        slot.insert(c);
     }
 
     // Bundles.
@@ -347,7 +349,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
             continue;
         }
         let pkg_bundles = bundles.entry(b.package.as_str()).or_default();
-        if pkg_bundles.contains_key(b.name.as_str()) {
+        let btree_map::Entry::Vacant(slot) = pkg_bundles.entry(b.name.as_str()) else {
             out.push(
                 err(
                     "bundle-duplicate",
@@ -359,7 +361,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                 .fix("keep one olm.bundle blob per bundle name"),
             );
             continue;
-        }
+        };
         out.extend(diags);
         let located = |rule, msg: String| {
             err(rule, &b.source, msg)
@@ -372,19 +374,19 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
                     .fix("set `image` to the bundle image reference (or embed olm.bundle.object properties)"),
             );
         }
-        pkg_bundles.insert(&b.name, (b, facts));
+        slot.insert((b, facts));
     }
 
     // Bundles that no channel lists, and entries without bundles.
     for (pkg, pkg_bundles) in &bundles {
-        let listed: HashSet<&str> = channels
-            .get(pkg)
-            .map(|cs| {
+        let mut listed: FastHashSet<&str> = FastHashSet::default();
+        if let Some(cs) = channels.get(pkg) {
+            listed.reserve(cs.values().map(|c| c.entries.len()).sum());
+            listed.extend(
                 cs.values()
-                    .flat_map(|c| c.entries.iter().map(|e| e.name.as_str()))
-                    .collect()
-            })
-            .unwrap_or_default();
+                    .flat_map(|c| c.entries.iter().map(|e| e.name.as_str())),
+            );
+        }
         for (name, (b, _)) in pkg_bundles {
             if !listed.contains(name) {
                 out.push(
@@ -430,6 +432,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
     }
 
     // Per package: default channel, channels' graphs, duplicate versions.
+    let mut skip_ranges = SkipRanges::default();
     for (name, p) in &packages {
         let pkg_channels = channels.get(name);
         let pkg_bundles = bundles.get(name);
@@ -466,23 +469,18 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
         }
         if let Some(cs) = pkg_channels {
             for c in cs.values() {
-                validate_channel(c, &mut out);
+                validate_channel(c, &mut skip_ranges, &mut out);
             }
         }
         if let Some(bs) = pkg_bundles {
             let mut by_version: BTreeMap<String, Vec<&str>> = BTreeMap::new();
             for (bname, (_, facts)) in bs {
                 if let Some(v) = &facts.version {
-                    let mut key = Version {
-                        build: semver::BuildMetadata::EMPTY,
-                        ..v.clone()
-                    }
-                    .to_string();
-                    if !v.build.is_empty() {
-                        key = v.to_string();
-                    }
+                    // The full version (build metadata included), then any release.
+                    let mut key = v.to_string();
                     if let Some(r) = &facts.release {
-                        key = format!("{key}-{r}");
+                        key.push('-');
+                        key.push_str(r);
                     }
                     by_version.entry(key).or_default().push(bname);
                 }
@@ -505,7 +503,7 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
     }
 
     validate_deprecations(cfg, &packages, &channels, &bundles, &mut out);
-    extra_warnings(cfg, &channels, &bundles, &mut out, warn);
+    extra_warnings(cfg, &channels, &bundles, &mut skip_ranges, &mut out, warn);
 
     let mut report = Report { diagnostics: out };
     report.sort();
@@ -514,11 +512,22 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
 
 type PkgBundles<'a> = BTreeMap<&'a str, (&'a Bundle, &'a BundleFacts)>;
 
+/// Each distinct `skipRange` parsed once: a channel's entries recur in the package's other
+/// channels, and the ranges are checked, then matched against the package's versions.
+type SkipRanges<'a> = FastHashMap<&'a str, Result<Range, SemverError>>;
+
+fn parse_skip_range<'r, 'a>(
+    ranges: &'r mut SkipRanges<'a>,
+    range: &'a str,
+) -> &'r Result<Range, SemverError> {
+    ranges.entry(range).or_insert_with(|| Range::parse(range))
+}
+
 /// The channel head, or an error message with opm's text.
 pub fn channel_head<'a>(
     entries: impl Iterator<Item = &'a super::declcfg::ChannelEntry> + Clone,
 ) -> Result<&'a super::declcfg::ChannelEntry, String> {
-    let mut incoming: HashSet<&str> = HashSet::new();
+    let mut incoming: FastHashSet<&str> = set_with_capacity(entries.clone().size_hint().0);
     for e in entries.clone() {
         if !e.replaces.is_empty() {
             incoming.insert(&e.replaces);
@@ -546,10 +555,10 @@ pub fn channel_head<'a>(
 
 /// Follows `replaces` from the head (stopping at a name outside the channel or skipped by
 /// any entry) and returns the chain, or opm's cycle message.
-pub fn replaces_chain<'a>(
+pub fn replaces_chain<'a, M: BuildHasher, S: BuildHasher>(
     head: &'a super::declcfg::ChannelEntry,
-    by_name: &HashMap<&str, &'a super::declcfg::ChannelEntry>,
-    skipped: &HashSet<&str>,
+    by_name: &HashMap<&str, &'a super::declcfg::ChannelEntry, M>,
+    skipped: &HashSet<&str, S>,
 ) -> Result<Vec<&'a str>, String> {
     let mut chain: Vec<&str> = vec![head.name.as_str()];
     let mut cur = head;
@@ -578,7 +587,11 @@ pub fn replaces_chain<'a>(
     Ok(chain)
 }
 
-fn validate_channel(c: &Channel, out: &mut Vec<Diagnostic>) {
+fn validate_channel<'a>(
+    c: &'a Channel,
+    skip_ranges: &mut SkipRanges<'a>,
+    out: &mut Vec<Diagnostic>,
+) {
     let cerr = |rule, msg: String| {
         Diagnostic::new(Severity::Error, rule, &c.source, msg)
             .package(&c.package)
@@ -605,7 +618,7 @@ fn validate_channel(c: &Channel, out: &mut Vec<Diagnostic>) {
             }
         }
         if !e.skip_range.is_empty()
-            && let Err(er) = Range::parse(&e.skip_range)
+            && let Err(er) = parse_skip_range(skip_ranges, &e.skip_range)
         {
             out.push(
                 cerr(
@@ -629,20 +642,24 @@ fn validate_channel(c: &Channel, out: &mut Vec<Diagnostic>) {
             return;
         }
     };
-    let by_name: HashMap<&str, &super::declcfg::ChannelEntry> =
-        c.entries.iter().map(|e| (e.name.as_str(), e)).collect();
-    let skipped: HashSet<&str> = c
-        .entries
-        .iter()
-        .flat_map(|e| e.skips.iter().map(String::as_str))
-        .collect();
+    let mut by_name: FastHashMap<&str, &super::declcfg::ChannelEntry> =
+        map_with_capacity(c.entries.len());
+    by_name.extend(c.entries.iter().map(|e| (e.name.as_str(), e)));
+    let mut skipped: FastHashSet<&str> =
+        set_with_capacity(c.entries.iter().map(|e| e.skips.len()).sum());
+    skipped.extend(
+        c.entries
+            .iter()
+            .flat_map(|e| e.skips.iter().map(String::as_str)),
+    );
     match replaces_chain(head, &by_name, &skipped) {
         Err(msg) => out.push(
             cerr("channel-cycle", msg)
                 .fix("break the cycle: an entry must not (indirectly) replace itself"),
         ),
         Ok(chain) => {
-            let on_chain: HashSet<&str> = chain.into_iter().collect();
+            let mut on_chain: FastHashSet<&str> = set_with_capacity(chain.len());
+            on_chain.extend(chain);
             let mut stranded: Vec<&str> = c
                 .entries
                 .iter()
@@ -676,7 +693,7 @@ fn validate_deprecations(
     bundles: &BTreeMap<&str, PkgBundles>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let mut seen_pkgs = HashSet::new();
+    let mut seen_pkgs = set_with_capacity(cfg.deprecations.len());
     for (i, d) in cfg.deprecations.iter().enumerate() {
         let derr = |rule, msg: String| {
             Diagnostic::new(Severity::Error, rule, &d.source, msg).package(&d.package)
@@ -717,7 +734,7 @@ fn validate_deprecations(
             );
             continue;
         }
-        let mut refs = HashSet::new();
+        let mut refs = set_with_capacity(d.entries.len());
         for (j, e) in d.entries.iter().enumerate() {
             let r = &e.reference;
             if r.schema.is_empty() {
@@ -818,24 +835,42 @@ fn validate_deprecations(
     }
 }
 
-fn extra_warnings(
+fn extra_warnings<'a>(
     cfg: &DeclarativeConfig,
-    channels: &BTreeMap<&str, BTreeMap<&str, &Channel>>,
+    channels: &BTreeMap<&str, BTreeMap<&str, &'a Channel>>,
     bundles: &BTreeMap<&str, PkgBundles>,
+    skip_ranges: &mut SkipRanges<'a>,
     out: &mut Vec<Diagnostic>,
     warn: impl Fn(&'static str, &Source, String) -> Diagnostic,
 ) {
-    // What the catalog provides.
-    let mut provided: HashSet<&Gvk> = HashSet::new();
+    // Which of the APIs some bundle requires the catalog provides (far fewer are required than
+    // provided, so only those are kept).
+    let mut provided: FastHashMap<&Gvk, bool> = FastHashMap::default();
     for bs in bundles.values() {
         for (_, f) in bs.values() {
-            provided.extend(f.provided.iter());
+            provided.extend(f.required_gvks.iter().map(|g| (g, false)));
+        }
+    }
+    let mut unmatched = provided.len();
+    'scan: for bs in bundles.values() {
+        for (_, f) in bs.values() {
+            for g in &f.provided {
+                if unmatched == 0 {
+                    break 'scan;
+                }
+                if let Some(found) = provided.get_mut(g)
+                    && !*found
+                {
+                    *found = true;
+                    unmatched -= 1;
+                }
+            }
         }
     }
     for (pkg, bs) in bundles {
         for (name, (b, f)) in bs {
             for g in &f.required_gvks {
-                if !provided.contains(g) {
+                if !provided[g] {
                     out.push(
                         warn(
                             "dependency-gvk-unsatisfied",
@@ -912,7 +947,7 @@ fn extra_warnings(
                 if e.skip_range.is_empty() {
                     continue;
                 }
-                let Ok(range) = Range::parse(&e.skip_range) else {
+                let Ok(range) = parse_skip_range(skip_ranges, &e.skip_range) else {
                     continue;
                 };
                 let covers = bs.iter().any(|(n, (_, f))| {
@@ -1018,6 +1053,57 @@ properties:
     }
 
     #[test]
+    fn required_apis_no_bundle_provides_are_named() {
+        let props = |provided: &str, required: &[&str]| {
+            let mut p = format!(
+                "- type: olm.gvk\n  value: {{group: x.io, kind: {provided}, version: v1}}\n"
+            );
+            for k in required {
+                p.push_str(&format!(
+                    "- type: olm.gvk.required\n  value: {{group: x.io, kind: {k}, version: v1}}\n"
+                ));
+            }
+            p
+        };
+        let yaml = GOOD
+            .replace(
+                "value: {packageName: foo, version: 0.1.0}\n",
+                &format!(
+                    "value: {{packageName: foo, version: 0.1.0}}\n{}",
+                    props("A", &["B", "C"])
+                ),
+            )
+            .replace(
+                "value: {packageName: foo, version: 0.2.0}\n",
+                &format!(
+                    "value: {{packageName: foo, version: 0.2.0}}\n{}",
+                    props("B", &["A", "C", "D"])
+                ),
+            );
+        let r = report(&yaml);
+        let w: Vec<_> = r
+            .warnings()
+            .map(|d| (d.bundle.as_str(), d.message.as_str()))
+            .collect();
+        let msg = |k| {
+            format!(
+                "requires API x.io/v1/{k} (olm.gvk.required) but no bundle in this catalog provides it"
+            )
+        };
+        let (c, d) = (msg("C"), msg("D"));
+        assert_eq!(
+            w,
+            [
+                ("foo.v0.1.0", c.as_str()),
+                ("foo.v0.2.0", c.as_str()),
+                ("foo.v0.2.0", d.as_str())
+            ],
+            "{}",
+            r.to_text()
+        );
+    }
+
+    #[test]
     fn multiple_heads_are_named() {
         let bad = GOOD.replace(
             "  replaces: foo.v0.1.0\n  skipRange: \">=0.1.0 <0.2.0\"\n",
@@ -1066,7 +1152,7 @@ properties:
             ..Default::default()
         });
         let mut out = Vec::new();
-        validate_channel(&cfg.channels[0], &mut out);
+        validate_channel(&cfg.channels[0], &mut SkipRanges::default(), &mut out);
         assert_eq!(
             out[0].message,
             "detected cycle in replaces chain of upgrade graph: a.v3 -> a.v2 -> a.v1 -> a.v3"

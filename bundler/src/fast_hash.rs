@@ -1,0 +1,133 @@
+//! A fast, non-cryptographic hasher (the FxHash scheme rustc uses) for hash maps and sets
+//! keyed by names the program itself loaded, such as catalog package, channel and bundle
+//! names.
+//!
+//! The standard library's SipHash resists hash flooding by untrusted keys, which costs most of
+//! the time of lookups that run tens of thousands of times per catalog. Keys here come from the
+//! files being checked, and the worst a colliding set of names can do is slow their own check
+//! down, so a multiply-and-rotate hash is enough. The hash is fixed (unseeded): never let the
+//! iteration order of such a map reach any output.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A `HashMap` with [`FxHasher`].
+pub type FastHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// A `HashSet` with [`FxHasher`].
+pub type FastHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
+
+/// An empty [`FastHashMap`] with room for `capacity` entries.
+pub fn map_with_capacity<K, V>(capacity: usize) -> FastHashMap<K, V> {
+    FastHashMap::with_capacity_and_hasher(capacity, Default::default())
+}
+
+/// An empty [`FastHashSet`] with room for `capacity` items.
+pub fn set_with_capacity<T>(capacity: usize) -> FastHashSet<T> {
+    FastHashSet::with_capacity_and_hasher(capacity, Default::default())
+}
+
+/// One word of state: each input word is added, then the state multiplied by an odd constant.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+const K: u64 = 0xf135_7aea_2e62_a9c5;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = self.hash.wrapping_add(word).wrapping_mul(K);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            // The length keeps "a" and "a\0" apart.
+            self.add(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // The multiply leaves the best-mixed bits at the top; the table picks buckets from the
+        // low bits.
+        self.hash.rotate_left(26)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FastHashMap, FxHasher, map_with_capacity, set_with_capacity};
+    use std::hash::{BuildHasher, BuildHasherDefault};
+
+    fn hash(s: &str) -> u64 {
+        BuildHasherDefault::<FxHasher>::default().hash_one(s)
+    }
+
+    #[test]
+    fn equal_keys_hash_equal_and_distinct_keys_apart() {
+        assert_eq!(hash("quay.io/a/b"), hash("quay.io/a/b"));
+        let keys = [
+            "",
+            "a",
+            "a\0",
+            "b",
+            "ab",
+            "abcdefgh",
+            "abcdefgh\0",
+            "abcdefghi",
+        ];
+        let hashes: std::collections::BTreeSet<u64> = keys.iter().map(|k| hash(k)).collect();
+        assert_eq!(hashes.len(), keys.len());
+    }
+
+    #[test]
+    fn maps_and_sets_work() {
+        let keys: Vec<String> = (0..1000).map(|i| format!("pkg.v{i}.0.0")).collect();
+        let mut m: FastHashMap<&str, usize> = map_with_capacity(2);
+        let mut s = set_with_capacity(1000);
+        for (i, k) in keys.iter().enumerate() {
+            m.insert(k.as_str(), i);
+            assert!(s.insert(k.as_str()));
+        }
+        assert_eq!(m.len(), 1000);
+        assert_eq!(m["pkg.v42.0.0"], 42);
+        assert!(!s.insert("pkg.v7.0.0"));
+    }
+}
