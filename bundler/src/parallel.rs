@@ -6,6 +6,30 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `f` applied to every item on all cores; results in the order of `items`.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    map_in_order(items, None, f)
+}
+
+/// [`map`], handing the items out heaviest first (by `weight`, ties in input order) so that a
+/// big item met last does not leave the other cores idle while one works through it; the
+/// results are still in the order of `items`.
+pub fn map_heaviest_first<T: Sync, R: Send>(
+    items: &[T],
+    weight: impl Fn(&T) -> u64,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let mut order: Vec<(u64, usize)> = items.iter().map(&weight).zip(0..).collect();
+    order.sort_unstable_by_key(|&(w, i)| (std::cmp::Reverse(w), i));
+    let order: Vec<usize> = order.into_iter().map(|(_, i)| i).collect();
+    map_in_order(items, Some(&order), f)
+}
+
+/// [`map`] with the items handed out in `order` (a permutation of their indices; `None`: in
+/// input order).
+fn map_in_order<T: Sync, R: Send>(
+    items: &[T],
+    order: Option<&[usize]>,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -20,9 +44,12 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
                 s.spawn(|| {
                     let mut out = Vec::new();
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        out.push((i, f(item)));
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= items.len() {
+                            break;
+                        }
+                        let i = order.map_or(k, |o| o[k]);
+                        out.push((i, f(&items[i])));
                     }
                     out
                 })
@@ -51,6 +78,24 @@ pub fn for_each_ordered<T: Sync, R: Send>(
     f: impl Fn(&T) -> R + Sync,
     mut consume: impl FnMut(R),
 ) {
+    let done = try_for_each_ordered(items, window, f, |r| {
+        consume(r);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match done {
+        Ok(()) => {}
+        Err(never) => match never {},
+    }
+}
+
+/// [`for_each_ordered`] where `consume` may fail: its first error stops the work (items not
+/// yet started are not computed) and is returned.
+pub fn try_for_each_ordered<T: Sync, R: Send, E>(
+    items: &[T],
+    window: usize,
+    f: impl Fn(&T) -> R + Sync,
+    mut consume: impl FnMut(R) -> Result<(), E>,
+) -> Result<(), E> {
     use std::collections::BTreeMap;
     use std::sync::{Condvar, Mutex};
     type Outcome<R> = std::thread::Result<R>;
@@ -64,8 +109,7 @@ pub fn for_each_ordered<T: Sync, R: Send>(
         .unwrap_or(1)
         .min(items.len());
     if workers <= 1 {
-        items.iter().map(f).for_each(consume);
-        return;
+        return items.iter().map(f).try_for_each(consume);
     }
     let window = window.max(workers);
     let state = Mutex::new(State {
@@ -111,14 +155,26 @@ pub fn for_each_ordered<T: Sync, R: Send>(
             let outcome = r.and_then(|r| {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| consume(r)))
             });
-            // A worker or `consume` panicked: stop the workers and re-raise it here.
-            if let Err(panic) = outcome {
+            let stop = || {
                 lock().next = items.len();
                 changed.notify_all();
-                std::panic::resume_unwind(panic)
+            };
+            match outcome {
+                Ok(Ok(())) => {}
+                // `consume` failed: stop the workers (they finish the items they hold).
+                Ok(Err(e)) => {
+                    stop();
+                    return Err(e);
+                }
+                // A worker or `consume` panicked: stop the workers and re-raise it here.
+                Err(panic) => {
+                    stop();
+                    std::panic::resume_unwind(panic)
+                }
             }
         }
-    });
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -129,6 +185,81 @@ mod tests {
         let out = super::map(&items, |n| n * 2);
         assert_eq!(out, items.iter().map(|n| n * 2).collect::<Vec<_>>());
         assert!(super::map(&[] as &[u8], |b| *b).is_empty());
+    }
+
+    #[test]
+    fn heaviest_first_keeps_input_order_and_runs_each_item_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // (index, weight): weights out of input order, with ties.
+        let items: Vec<(usize, u64)> = (0..300).map(|i| (i, (i as u64 * 7919) % 101)).collect();
+        let runs: Vec<AtomicUsize> = items.iter().map(|_| AtomicUsize::new(0)).collect();
+        let out = super::map_heaviest_first(
+            &items,
+            |&(_, w)| w,
+            |&(i, w)| {
+                runs[i].fetch_add(1, Ordering::Relaxed);
+                (i, w * 3)
+            },
+        );
+        let expected: Vec<_> = items.iter().map(|&(i, w)| (i, w * 3)).collect();
+        assert_eq!(out, expected);
+        assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+        assert!(super::map_heaviest_first(&[] as &[u8], |_| 0, |b| *b).is_empty());
+        assert_eq!(super::map_heaviest_first(&[5u8], |_| 0, |b| *b), vec![5]);
+    }
+
+    #[test]
+    #[should_panic(expected = "item 3")]
+    fn heaviest_first_passes_a_panic_on() {
+        let items: Vec<u64> = (0..20).collect();
+        super::map_heaviest_first(
+            &items,
+            |n| *n,
+            |n| {
+                assert_ne!(*n, 3, "item 3");
+                *n
+            },
+        );
+    }
+
+    #[test]
+    fn the_first_consume_error_stops_the_work() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let items: Vec<u64> = (0..1000).collect();
+        let computed = AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        let r = super::try_for_each_ordered(
+            &items,
+            4,
+            |n| {
+                computed.fetch_add(1, Ordering::Relaxed);
+                *n
+            },
+            |n| {
+                if n == 10 {
+                    return Err(format!("stop at {n}"));
+                }
+                seen.push(n);
+                Ok(())
+            },
+        );
+        assert_eq!(r, Err("stop at 10".to_string()));
+        assert_eq!(seen, (0..10).collect::<Vec<_>>());
+        // Nothing beyond the window (and what the workers held) was computed.
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert!(computed.load(Ordering::Relaxed) <= 11 + 4.max(workers) + workers);
+        let mut all = Vec::new();
+        let ok = super::try_for_each_ordered(
+            &items,
+            2,
+            |n| n + 1,
+            |n| {
+                all.push(n);
+                Ok::<(), ()>(())
+            },
+        );
+        assert_eq!(ok, Ok(()));
+        assert_eq!(all, items.iter().map(|n| n + 1).collect::<Vec<_>>());
     }
 
     #[test]

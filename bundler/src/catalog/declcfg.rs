@@ -331,30 +331,26 @@ impl DeclarativeConfig {
         String::from_utf8(out).expect("serde_json writes UTF-8")
     }
 
-    /// [`to_json`](Self::to_json) streamed blob by blob, so a large render never holds its
+    /// [`to_json`](Self::to_json) streamed chunk by chunk, so a large render never holds its
     /// whole output in memory.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let mut result = Ok(());
-        let mut buf = Vec::new();
-        self.visit_blobs(|b| {
-            if result.is_err() {
-                return;
-            }
+        self.write_blobs(out, |b, scratch, chunk| {
             // Straight from the typed blob, raw property values re-indented as text (the
             // bytes their trees would give; see `opm_json`).
             let direct = match b {
-                Blob::Package(p) => super::opm_json::to_vec(p, &mut buf),
-                Blob::Channel(c) => super::opm_json::to_vec(c, &mut buf),
-                Blob::Bundle(b) => super::opm_json::to_vec(b, &mut buf),
-                Blob::Deprecation(d) => super::opm_json::to_vec(d, &mut buf),
-                Blob::Other(v) => super::opm_json::to_vec(v, &mut buf),
+                Blob::Package(p) => super::opm_json::to_vec(p, scratch),
+                Blob::Channel(c) => super::opm_json::to_vec(c, scratch),
+                Blob::Bundle(b) => super::opm_json::to_vec(b, scratch),
+                Blob::Deprecation(d) => super::opm_json::to_vec(d, scratch),
+                Blob::Other(v) => super::opm_json::to_vec(v, scratch),
             };
-            if direct.is_err() {
-                buf = json_pretty4(&b.value()).into_bytes();
+            if direct.is_ok() {
+                chunk.extend_from_slice(scratch);
+            } else {
+                chunk.extend_from_slice(json_pretty4(&b.value()).as_bytes());
             }
-            result = out.write_all(&buf).and_then(|()| out.write_all(b"\n"));
-        });
-        result
+            chunk.push(b'\n');
+        })
     }
 
     /// YAML exactly as `opm render -o yaml` writes it (go-yaml v2 through sigs.k8s.io/yaml):
@@ -365,17 +361,50 @@ impl DeclarativeConfig {
         String::from_utf8(out).expect("the YAML writer writes UTF-8")
     }
 
-    /// [`to_go_yaml`](Self::to_go_yaml) streamed blob by blob.
+    /// [`to_go_yaml`](Self::to_go_yaml) streamed chunk by chunk.
     pub fn write_go_yaml(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let mut result = Ok(());
-        self.visit_ordered(|v| {
-            if result.is_ok() {
-                result = out
-                    .write_all(b"---\n")
-                    .and_then(|()| out.write_all(super::goyaml::to_string(&v).as_bytes()));
+        self.write_blobs(out, |b, _, chunk| {
+            chunk.extend_from_slice(b"---\n");
+            chunk.extend_from_slice(super::goyaml::to_string(&b.value()).as_bytes());
+        })
+    }
+
+    /// Writes every blob, in [`visit_blobs`](Self::visit_blobs) order, as `format` appends it
+    /// to a chunk (given a scratch buffer too). The blobs are formatted on all cores, a chunk
+    /// of roughly [`CHUNK_BYTES`] at a time, while this thread writes the finished chunks in
+    /// order, at most [`CHUNKS_AHEAD`] ahead: the output does not depend on scheduling and
+    /// memory stays bounded. The first write error stops the work and is returned.
+    fn write_blobs(
+        &self,
+        out: &mut dyn std::io::Write,
+        format: impl Fn(Blob<'_>, &mut Vec<u8>, &mut Vec<u8>) + Sync,
+    ) -> std::io::Result<()> {
+        let mut blobs = Vec::new();
+        self.visit_blobs(|b| blobs.push(b));
+        let mut chunks: Vec<&[Blob<'_>]> = Vec::new();
+        let (mut start, mut size) = (0, 0);
+        for (i, b) in blobs.iter().enumerate() {
+            size += b.approx_len();
+            if size >= CHUNK_BYTES {
+                chunks.push(&blobs[start..=i]);
+                (start, size) = (i + 1, 0);
             }
-        });
-        result
+        }
+        if start < blobs.len() {
+            chunks.push(&blobs[start..]);
+        }
+        crate::parallel::try_for_each_ordered(
+            &chunks,
+            CHUNKS_AHEAD,
+            |chunk| {
+                let (mut scratch, mut text) = (Vec::new(), Vec::new());
+                for b in *chunk {
+                    format(*b, &mut scratch, &mut text);
+                }
+                text
+            },
+            |text| out.write_all(&text),
+        )
     }
 
     /// The config as JSON (opm's compact blobs) or YAML.
@@ -410,6 +439,11 @@ impl DeclarativeConfig {
     }
 }
 
+/// How many bytes of blobs (by [`Blob::approx_len`]) the writers format as one piece of work.
+const CHUNK_BYTES: usize = 64 << 10;
+/// How many formatted chunks the writers let the workers run ahead of the output.
+const CHUNKS_AHEAD: usize = 4;
+
 /// One blob of a catalog, as [`DeclarativeConfig::visit_blobs`] gives it.
 #[derive(Clone, Copy)]
 pub enum Blob<'a> {
@@ -431,6 +465,31 @@ impl Blob<'_> {
             Blob::Bundle(b) => b.value(),
             Blob::Other(v) => v.clone(),
             Blob::Deprecation(d) => d.value(),
+        }
+    }
+
+    /// A cheap guess of the blob's written size (its text, less the indentation), to cut the
+    /// writers' work into even pieces.
+    fn approx_len(&self) -> usize {
+        let props =
+            |ps: &[Property]| -> usize { ps.iter().map(|p| p.ty.len() + p.raw().len() + 32).sum() };
+        match *self {
+            Blob::Package(p) => {
+                let icon = p.icon.as_ref().map_or(0, |i| i.data.len());
+                p.name.len() + p.description.len() + icon + props(&p.properties) + 64
+            }
+            Blob::Channel(c) => {
+                let entry = |e: &ChannelEntry| {
+                    e.name.len() + e.replaces.len() + e.skip_range.len() + e.skips.len() * 64 + 48
+                };
+                c.entries.iter().map(entry).sum::<usize>() + props(&c.properties) + 64
+            }
+            Blob::Bundle(b) => {
+                let images: usize = b.related_images.iter().map(|r| r.image.len() + 64).sum();
+                b.image.len() + images + props(&b.properties) + 128
+            }
+            Blob::Other(_) => 1024,
+            Blob::Deprecation(d) => d.entries.iter().map(|e| e.message.len() + 96).sum(),
         }
     }
 }
@@ -553,5 +612,80 @@ mod tests {
             cfg.to_json()
                 .starts_with("{\n    \"schema\": \"olm.channel\"")
         );
+    }
+
+    /// A catalog big enough for the writers to cut it into many chunks.
+    fn many_bundles() -> DeclarativeConfig {
+        let mut cfg = DeclarativeConfig::default();
+        for i in 0..300 {
+            cfg.bundles.push(Bundle {
+                schema: SCHEMA_BUNDLE.into(),
+                name: format!("p{}.v{i}", i % 7),
+                package: format!("p{}", i % 7),
+                image: format!("quay.io/p/b:{i}"),
+                properties: vec![
+                    Property::package(&format!("p{}", i % 7), &format!("1.0.{i}")),
+                    Property::new("x.note", &serde_json::json!({"text": "n".repeat(i * 7)})),
+                ],
+                ..Default::default()
+            });
+        }
+        cfg.others.push(Meta {
+            schema: "x.rootless".into(),
+            blob: serde_json::json!({"schema": "x.rootless", "n": [1, 2]}),
+            ..Default::default()
+        });
+        cfg
+    }
+
+    #[test]
+    fn chunked_writers_give_the_blobs_in_order() {
+        let cfg = many_bundles();
+        let (mut json, mut yaml) = (String::new(), String::new());
+        cfg.visit_ordered(|v| {
+            json.push_str(&json_pretty4(&v));
+            json.push('\n');
+            yaml.push_str("---\n");
+            yaml.push_str(&crate::catalog::goyaml::to_string(&v));
+        });
+        assert_eq!(cfg.to_json(), json);
+        assert_eq!(cfg.to_go_yaml(), yaml);
+    }
+
+    #[test]
+    fn the_first_write_error_stops_the_writers() {
+        /// Takes `left` bytes, then fails every write.
+        struct Full {
+            left: usize,
+            failed_writes: usize,
+        }
+        impl std::io::Write for Full {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                if self.left == 0 {
+                    self.failed_writes += 1;
+                    return Err(std::io::Error::other("disk full"));
+                }
+                let n = buf.len().min(self.left);
+                self.left -= n;
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let cfg = many_bundles();
+        for yaml in [false, true] {
+            let mut out = Full {
+                left: 100_000,
+                failed_writes: 0,
+            };
+            let written = if yaml {
+                cfg.write_go_yaml(&mut out)
+            } else {
+                cfg.write_json(&mut out)
+            };
+            assert_eq!(written.unwrap_err().to_string(), "disk full");
+            assert_eq!(out.failed_writes, 1);
+        }
     }
 }

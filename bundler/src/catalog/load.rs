@@ -163,7 +163,11 @@ pub fn load_files_with<T: Send>(
     keep: Keep,
     per_file: impl Fn(&[u8]) -> T + Sync,
 ) -> Result<(DeclarativeConfig, Vec<T>), LoadErrors> {
-    let results = crate::parallel::map(files, |path| {
+    // Largest files first, so that a big file met last does not keep one core busy while
+    // the others idle (the results are in `files` order all the same). A file whose size is
+    // unknown weighs nothing here; reading it reports why.
+    let size = |path: &PathBuf| std::fs::metadata(path).map_or(0, |m| m.len());
+    let results = crate::parallel::map_heaviest_first(files, size, |path| {
         let bytes = yaml::read_file(path)?;
         let extra = per_file(&bytes);
         let cfg = load_bytes_keeping(path, &bytes, keep)?;
