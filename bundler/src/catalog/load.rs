@@ -168,10 +168,18 @@ pub fn load_files_with<T: Send>(
     // unknown weighs nothing here; reading it reports why.
     let size = |path: &PathBuf| std::fs::metadata(path).map_or(0, |m| m.len());
     let results = crate::parallel::map_heaviest_first(files, size, |path| {
-        let bytes = yaml::read_file(path)?;
-        let extra = per_file(&bytes);
-        let cfg = load_bytes_keeping(path, &bytes, keep)?;
-        Ok::<_, LoadError>((cfg, extra))
+        // Each worker reads into one buffer it keeps: the heaviest file comes first, so the
+        // buffer is sized once and its pages are touched once (fresh pages for every file
+        // cost more in page faults than reading them).
+        thread_local! {
+            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BUFFER.with_borrow_mut(|bytes| {
+            yaml::read_file_into(path, bytes)?;
+            let extra = per_file(bytes);
+            let cfg = load_bytes_keeping(path, bytes, keep)?;
+            Ok::<_, LoadError>((cfg, extra))
+        })
     });
     tracing::debug!(files = files.len(), "parsed");
     let mut cfg = DeclarativeConfig::default();

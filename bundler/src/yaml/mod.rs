@@ -110,6 +110,19 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, YamlError> {
     })
 }
 
+/// Reads a whole file into `buf` (cleared first), reusing its memory.
+pub fn read_file_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), YamlError> {
+    use std::io::Read;
+    buf.clear();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(buf))
+        .map(drop)
+        .map_err(|source| YamlError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
 /// Parses every document of a multi-document YAML (or JSON) text. Empty documents (a stray
 /// `---`, a file of comments) are dropped, as kubectl and opm do.
 /// A mapping key given twice is accepted as Go's loaders accept it (the last value wins) with
