@@ -344,10 +344,13 @@ impl DeclarativeConfig {
                 Blob::Deprecation(d) => super::opm_json::to_vec(d, scratch),
                 Blob::Other(v) => super::opm_json::to_vec(v, scratch),
             };
-            if direct.is_ok() {
-                chunk.extend_from_slice(scratch);
-            } else {
+            if direct.is_err() {
                 chunk.extend_from_slice(json_pretty4(&b.value()).as_bytes());
+            } else if chunk.is_empty() {
+                // A chunk's first blob is taken, not copied: a big blob is never held twice.
+                std::mem::swap(scratch, chunk);
+            } else {
+                chunk.extend_from_slice(scratch);
             }
             chunk.push(b'\n');
         })
@@ -442,7 +445,7 @@ impl DeclarativeConfig {
 /// How many bytes of blobs (by [`Blob::approx_len`]) the writers format as one piece of work.
 const CHUNK_BYTES: usize = 64 << 10;
 /// How many formatted chunks the writers let the workers run ahead of the output.
-const CHUNKS_AHEAD: usize = 4;
+const CHUNKS_AHEAD: usize = 2;
 
 /// One blob of a catalog, as [`DeclarativeConfig::visit_blobs`] gives it.
 #[derive(Clone, Copy)]
