@@ -335,6 +335,10 @@ impl DeclarativeConfig {
     /// whole output in memory.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         self.write_blobs(out, |b, scratch, chunk| {
+            // Room for the blob's text up front (indenting at most doubles it): growing the
+            // buffer of a large blob by doubling would copy it several times.
+            scratch.clear();
+            scratch.reserve(2 * b.approx_len());
             // Straight from the typed blob, raw property values re-indented as text (the
             // bytes their trees would give; see `opm_json`).
             let direct = match b {
