@@ -16,7 +16,6 @@ pub mod atomic_write;
 pub mod bundle;
 pub mod catalog;
 pub mod deploy;
-pub mod fast_hash;
 pub mod grammar;
 pub mod image;
 pub mod ops;

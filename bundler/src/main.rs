@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse();
     init_logging(args.verbosity());
     olm_bundler::ops::progress::set_quiet(args.quiet);
-    let mut builder = match args.needs_workers() {
+    let mut builder = match needs_workers(&args.command) {
         true => tokio::runtime::Builder::new_multi_thread(),
         false => tokio::runtime::Builder::new_current_thread(),
     };
@@ -33,6 +33,28 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether the command runs on a runtime with worker threads: the server, and everything
+/// that talks to clusters or pushes images. Commands that work on catalogs run on the calling
+/// thread (their parallel work uses threads of its own; `render` of an image awaits one pull
+/// at a time), which spares a process that lives for milliseconds two idle workers.
+fn needs_workers(command: &cli::Command) -> bool {
+    use cli::{CatalogCommand as C, Command};
+    !matches!(
+        command,
+        Command::Catalog(
+            C::Render(_)
+                | C::Template(_)
+                | C::Validate(_)
+                | C::Graph(_)
+                | C::UpgradePath(_)
+                | C::Add(_)
+                | C::CheckUpgrades(_)
+                | C::Init(_)
+                | C::ConvertTemplate(_)
+        ) | Command::Completion { .. }
+    )
 }
 
 /// Logs go to stderr so stdout stays clean for rendered YAML/JSON.

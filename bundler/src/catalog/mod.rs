@@ -12,6 +12,7 @@ pub mod convert;
 pub mod crd_upgrades;
 pub mod declcfg;
 pub mod diagnostic;
+pub mod fast_hash;
 pub mod gonum;
 pub mod goyaml;
 pub mod graph;

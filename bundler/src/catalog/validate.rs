@@ -16,8 +16,8 @@ use super::declcfg::{
     Bundle, Channel, DeclarativeConfig, SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, Source,
 };
 use super::diagnostic::{Diagnostic, Report, Severity};
+use super::fast_hash::{FastHashMap, FastHashSet, map_with_capacity, set_with_capacity};
 use super::property::{Gvk, PackageRequired, TypedProperty};
-use crate::fast_hash::{FastHashMap, FastHashSet, map_with_capacity, set_with_capacity};
 use crate::grammar::semver_range::{self, Range, SemverError};
 
 /// The facts of a bundle that validation and the model need, parsed once.

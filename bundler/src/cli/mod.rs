@@ -215,29 +215,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 impl Cli {
-    /// Whether the command runs on a runtime with worker threads: the server, and everything
-    /// that talks to clusters or pushes images. Commands that work on catalogs run on the
-    /// calling thread (their parallel work uses threads of its own; `render` of an image
-    /// awaits one pull at a time), which spares a process that lives for milliseconds two
-    /// idle workers.
-    pub fn needs_workers(&self) -> bool {
-        use CatalogCommand as C;
-        !matches!(
-            &self.command,
-            Command::Catalog(
-                C::Render(_)
-                    | C::Template(_)
-                    | C::Validate(_)
-                    | C::Graph(_)
-                    | C::UpgradePath(_)
-                    | C::Add(_)
-                    | C::CheckUpgrades(_)
-                    | C::Init(_)
-                    | C::ConvertTemplate(_)
-            ) | Command::Completion { .. }
-        )
-    }
-
     /// The log level: `-v` count, at least debug under `catalog serve --debug` (opm's flag).
     /// Set once for the process, so the server's blocking tasks and connections log too.
     pub fn verbosity(&self) -> u8 {
