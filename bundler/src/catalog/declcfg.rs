@@ -334,27 +334,28 @@ impl DeclarativeConfig {
     /// [`to_json`](Self::to_json) streamed chunk by chunk, so a large render never holds its
     /// whole output in memory.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.write_blobs(out, |b, scratch, chunk| {
+        /// [`opm_json::to_vec`](super::opm_json::to_vec) appending to the chunk.
+        fn append<T: Serialize + ?Sized>(value: &T, chunk: &mut Vec<u8>) -> serde_json::Result<()> {
+            let pretty = super::opm_json::Pretty4::default();
+            value.serialize(&mut serde_json::Serializer::with_formatter(chunk, pretty))
+        }
+        self.write_blobs(out, |b, chunk| {
+            let start = chunk.len();
             // Room for the blob's text up front (indenting at most doubles it): growing the
-            // buffer of a large blob by doubling would copy it several times.
-            scratch.clear();
-            scratch.reserve(2 * b.approx_len());
+            // buffer around a large blob by doubling would copy it several times.
+            chunk.reserve(2 * b.approx_len());
             // Straight from the typed blob, raw property values re-indented as text (the
             // bytes their trees would give; see `opm_json`).
             let direct = match b {
-                Blob::Package(p) => super::opm_json::to_vec(p, scratch),
-                Blob::Channel(c) => super::opm_json::to_vec(c, scratch),
-                Blob::Bundle(b) => super::opm_json::to_vec(b, scratch),
-                Blob::Deprecation(d) => super::opm_json::to_vec(d, scratch),
-                Blob::Other(v) => super::opm_json::to_vec(v, scratch),
+                Blob::Package(p) => append(p, chunk),
+                Blob::Channel(c) => append(c, chunk),
+                Blob::Bundle(b) => append(b, chunk),
+                Blob::Deprecation(d) => append(d, chunk),
+                Blob::Other(v) => append(v, chunk),
             };
             if direct.is_err() {
+                chunk.truncate(start);
                 chunk.extend_from_slice(json_pretty4(&b.value()).as_bytes());
-            } else if chunk.is_empty() {
-                // A chunk's first blob is taken, not copied: a big blob is never held twice.
-                std::mem::swap(scratch, chunk);
-            } else {
-                chunk.extend_from_slice(scratch);
             }
             chunk.push(b'\n');
         })
@@ -370,21 +371,21 @@ impl DeclarativeConfig {
 
     /// [`to_go_yaml`](Self::to_go_yaml) streamed chunk by chunk.
     pub fn write_go_yaml(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.write_blobs(out, |b, _, chunk| {
+        self.write_blobs(out, |b, chunk| {
             chunk.extend_from_slice(b"---\n");
             chunk.extend_from_slice(super::goyaml::to_string(&b.value()).as_bytes());
         })
     }
 
     /// Writes every blob, in [`visit_blobs`](Self::visit_blobs) order, as `format` appends it
-    /// to a chunk (given a scratch buffer too). The blobs are formatted on all cores, a chunk
-    /// of roughly [`CHUNK_BYTES`] at a time, while this thread writes the finished chunks in
-    /// order, at most [`CHUNKS_AHEAD`] ahead: the output does not depend on scheduling and
-    /// memory stays bounded. The first write error stops the work and is returned.
+    /// to a chunk. The blobs are formatted on all cores, a chunk of roughly [`CHUNK_BYTES`] at
+    /// a time, while this thread writes the finished chunks in order, at most
+    /// [`CHUNKS_AHEAD`] ahead: the output does not depend on scheduling and memory stays
+    /// bounded. The first write error stops the work and is returned.
     fn write_blobs(
         &self,
         out: &mut dyn std::io::Write,
-        format: impl Fn(Blob<'_>, &mut Vec<u8>, &mut Vec<u8>) + Sync,
+        format: impl Fn(Blob<'_>, &mut Vec<u8>) + Sync,
     ) -> std::io::Result<()> {
         let mut blobs = Vec::new();
         self.visit_blobs(|b| blobs.push(b));
@@ -400,28 +401,28 @@ impl DeclarativeConfig {
         if start < blobs.len() {
             chunks.push(&blobs[start..]);
         }
-        // Buffers go back to a pool once written: a fresh buffer for every chunk costs a page
-        // fault per 4 KiB of output, which for catalogs of large blobs costs more than the
-        // formatting gains on the other core.
-        let pool = std::sync::Mutex::new(Vec::<Vec<u8>>::new());
-        let pool = || pool.lock().unwrap_or_else(|p| p.into_inner());
+        // Written chunks' buffers are formatted into again: fresh ones for every chunk would
+        // cost a page fault every few kilobytes of output.
+        let spares = std::sync::Mutex::new(Vec::<Vec<u8>>::new());
+        let spare = || {
+            spares
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
         crate::parallel::try_for_each_ordered(
             &chunks,
             CHUNKS_AHEAD,
             |chunk| {
-                let mut scratch = pool().pop().unwrap_or_default();
-                let mut text = pool().pop().unwrap_or_default();
+                let mut text = spare().pop().unwrap_or_default();
                 for b in *chunk {
-                    format(*b, &mut scratch, &mut text);
+                    format(*b, &mut text);
                 }
-                scratch.clear();
-                pool().push(scratch);
                 text
             },
             |mut text| {
                 let written = out.write_all(&text);
                 text.clear();
-                pool().push(text);
+                spare().push(text);
                 written
             },
         )
