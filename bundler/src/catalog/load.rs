@@ -669,15 +669,13 @@ fn restore_values(blob: &mut Value, values: Vec<Option<PropertyRead>>) {
                 }),
                 item,
             ) => {
-                let mut map = Map::new();
-                if type_first {
-                    map.insert("type".into(), Value::String(ty.clone()));
-                }
-                if let Some(json) = value {
-                    map.insert("value".into(), tree(json));
-                }
-                map.insert("type".into(), Value::String(ty));
-                *item = Value::Object(map);
+                let ty = ("type".to_string(), Value::String(ty));
+                let value = value.map(|json| ("value".to_string(), tree(json)));
+                let keys = match type_first {
+                    true => [Some(ty), value],
+                    false => [value, Some(ty)],
+                };
+                *item = Value::Object(keys.into_iter().flatten().collect());
             }
             _ => {}
         }

@@ -180,6 +180,19 @@ struct Line<'a> {
     newline: bool,
 }
 
+impl Line<'_> {
+    /// A line [`Reader::peek`] passes over.
+    fn blank_or_comment(&self) -> bool {
+        self.content.is_empty() || self.content.starts_with('#')
+    }
+
+    /// A document marker or directive: they belong to the stream, not to this reader.
+    fn stream_marker(&self) -> bool {
+        let c = self.content;
+        self.indent == 0 && (c.starts_with("---") || c.starts_with("...") || c.starts_with('%'))
+    }
+}
+
 /// A block sequence entry: `-` alone or followed by a space.
 fn is_item(content: &str) -> bool {
     content == "-" || content.starts_with("- ")
@@ -278,12 +291,7 @@ impl<'a> Reader<'a> {
     /// resumes there and `peek` would give it (readers of multi-line scalars look at the line
     /// after the scalar to find its end; without this, `peek` would read it again).
     fn remember(&mut self, at: usize, line: Line<'a>) {
-        let c = line.content;
-        let content = !c.is_empty()
-            && !c.starts_with('#')
-            && !(line.indent == 0
-                && (c.starts_with("---") || c.starts_with("...") || c.starts_with('%')));
-        if content && at == self.pos {
+        if !line.blank_or_comment() && !line.stream_marker() && at == self.pos {
             self.peeked = Some((at, line));
         }
     }
@@ -296,15 +304,11 @@ impl<'a> Reader<'a> {
             return Ok(Some(line));
         }
         while let Some(line) = self.line_at(self.pos) {
-            let c = line.content;
-            if c.is_empty() || c.starts_with('#') {
+            if line.blank_or_comment() {
                 self.pos = line.next;
                 continue;
             }
-            // Document markers and directives belong to the stream, not to this reader.
-            if line.indent == 0
-                && (c.starts_with("---") || c.starts_with("...") || c.starts_with('%'))
-            {
+            if line.stream_marker() {
                 return Err(Bail);
             }
             self.peeked = Some((self.pos, line));
