@@ -19,19 +19,8 @@ pub struct EpochError(String);
 
 /// RFC 3339 UTC text for a Unix time, as image configs carry it (`1970-01-01T00:00:00Z`).
 pub fn rfc3339(epoch: u64) -> String {
-    let days = (epoch / 86_400) as i64;
+    let (y, m, d) = crate::grammar::calendar::civil_from_days((epoch / 86_400) as i64);
     let secs = epoch % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm), valid for the whole u64 second range we
-    // accept in practice.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         secs / 3600,

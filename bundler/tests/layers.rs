@@ -12,7 +12,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("yaml", &[]),
     ("atomic_write", &[]),
     ("parallel", &[]),
-    ("reproducible", &[]),
+    ("reproducible", &["grammar"]),
     (
         "image",
         &["grammar", "atomic_write", "parallel", "reproducible"],

@@ -234,6 +234,19 @@ pub struct DeclarativeConfig {
 }
 
 impl DeclarativeConfig {
+    /// Forgets where every blob was read from (for a config read from files that are about
+    /// to go, or rebuilt from its own output).
+    pub fn clear_sources(&mut self) {
+        let sources = (self.packages.iter_mut().map(|p| &mut p.source))
+            .chain(self.channels.iter_mut().map(|c| &mut c.source))
+            .chain(self.bundles.iter_mut().map(|b| &mut b.source))
+            .chain(self.deprecations.iter_mut().map(|d| &mut d.source))
+            .chain(self.others.iter_mut().map(|o| &mut o.source));
+        for s in sources {
+            *s = Default::default();
+        }
+    }
+
     /// Appends everything of `other`.
     pub fn merge(&mut self, other: DeclarativeConfig) {
         self.packages.extend(other.packages);

@@ -706,21 +706,7 @@ pub async fn pull_catalog(reference: &str, opts: &RegistryOptions) -> Result<Dec
         source,
     })?;
     // Sources point into the temporary directory, which is gone after this returns.
-    for p in &mut cfg.packages {
-        p.source = Default::default();
-    }
-    for c in &mut cfg.channels {
-        c.source = Default::default();
-    }
-    for b in &mut cfg.bundles {
-        b.source = Default::default();
-    }
-    for d in &mut cfg.deprecations {
-        d.source = Default::default();
-    }
-    for o in &mut cfg.others {
-        o.source = Default::default();
-    }
+    cfg.clear_sources();
     Ok(cfg)
 }
 

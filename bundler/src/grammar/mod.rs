@@ -9,6 +9,7 @@
 //! - [`go_base64`]: base64 as Go's `encoding/json` reads `[]byte` (catalog blobs, PEM bodies).
 //! - [`email`], [`request_uri`]: the `net/mail` and `net/url` checks operator-sdk's validators run.
 
+pub mod calendar;
 pub mod email;
 pub mod go_base64;
 pub mod go_duration;

@@ -71,7 +71,7 @@ pub fn render_substitutes(
         }
         crate::catalog::load::add_blob(&mut cfg, e.clone(), src.clone())?;
     }
-    clear_sources(&mut cfg);
+    cfg.clear_sources();
     check_model(&cfg)
         .map_err(|e| invalid(path, format!("render: entries are not valid FBC: {e}")))?;
 
@@ -112,18 +112,6 @@ pub fn render_substitutes(
         })?;
     }
     Ok(cfg)
-}
-
-fn clear_sources(cfg: &mut DeclarativeConfig) {
-    for p in &mut cfg.packages {
-        p.source = Default::default();
-    }
-    for c in &mut cfg.channels {
-        c.source = Default::default();
-    }
-    for b in &mut cfg.bundles {
-        b.source = Default::default();
-    }
 }
 
 /// opm's `ConvertToModel` check: the catalog builds a model (its errors as one line each).

@@ -289,18 +289,27 @@ fn percent_decode(s: &str) -> String {
     while i < b.len() {
         match b[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                Ok(v) => {
-                    out.push(v);
+            // The two bytes after `%`, not a slice of the text: a character after `%` may be
+            // more than a byte long.
+            b'%' => match (
+                b.get(i + 1).and_then(hex_digit),
+                b.get(i + 2).and_then(hex_digit),
+            ) {
+                (Some(hi), Some(lo)) => {
+                    out.push(hi << 4 | lo);
                     i += 2;
                 }
-                Err(_) => out.push(b'%'),
+                _ => out.push(b'%'),
             },
             c => out.push(c),
         }
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex_digit(b: &u8) -> Option<u8> {
+    char::from(*b).to_digit(16).map(|d| d as u8)
 }
 
 fn text(status: StatusCode, body: &str) -> Response {
@@ -443,7 +452,7 @@ const MONTHS: [&str; 12] = [
 pub fn http_date(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
     let days = secs / 86_400;
-    let (y, m, d) = civil_from_days(days as i64);
+    let (y, m, d) = crate::grammar::calendar::civil_from_days(days as i64);
     let rem = secs % 86_400;
     format!(
         "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
@@ -470,33 +479,9 @@ pub fn parse_http_date(s: &str) -> Option<SystemTime> {
     if it.next()? != "GMT" {
         return None;
     }
-    let days = days_from_civil(y, m, d);
+    let days = crate::grammar::calendar::days_from_civil(y, m, d);
     let secs = u64::try_from(days).ok()? * 86_400 + h * 3600 + mi * 60 + se;
     Some(UNIX_EPOCH + Duration::from_secs(secs))
-}
-
-/// Howard Hinnant's `civil_from_days`.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-/// Howard Hinnant's `days_from_civil`.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
@@ -528,5 +513,10 @@ mod tests {
     fn query_strings_decode() {
         assert_eq!(percent_decode("olm.bundle"), "olm.bundle");
         assert_eq!(percent_decode("a%2Fb+c"), "a/b c");
+        // A `%` before a character of more than one byte, or at the end, stays as it is.
+        assert_eq!(percent_decode("%a\u{e9}x"), "%a\u{e9}x");
+        assert_eq!(percent_decode("%\u{e9}"), "%\u{e9}");
+        assert_eq!(percent_decode("x%4"), "x%4");
+        assert_eq!(percent_decode("%41%c3%a9"), "A\u{e9}");
     }
 }
