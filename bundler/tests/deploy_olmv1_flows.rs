@@ -10,7 +10,7 @@ use fake_kube::*;
 use olm_bundler::bundle::load::BundleDir;
 use olm_bundler::deploy::flow::FlowError;
 use olm_bundler::deploy::olmv1::flow;
-use olm_bundler::deploy::olmv1::objects::{CatalogImage, ExtensionSpec, UpgradePolicy};
+use olm_bundler::deploy::olmv1::objects::{CatalogImage, ExtensionSpec, UpgradePolicy, V1Names};
 use olm_bundler::deploy::olmv1::rbac::{RbacTarget, installer_rbac};
 use serde_json::json;
 
@@ -216,9 +216,17 @@ async fn status_upgrade_and_uninstall() {
             .is_some_and(|ce| ce["spec"]["source"]["catalog"]["version"] == ">=1.1.0");
         if asked { new(objs) } else { old(objs) }
     });
+    // The command's defaults name another namespace and catalog than the install used: the
+    // upgrade follows the extension (its namespace, the catalog its selector pins).
     let up = flow::V1UpgradeSpec {
-        names: spec().names(),
-        catalog: None,
+        names: V1Names {
+            namespace: "defaults-ns".into(),
+            catalog: "defaults-catalog".into(),
+            ..spec().names()
+        },
+        catalog: Some(
+            CatalogImage::new("defaults-catalog", "registry.test/demo-catalog:v2", None).unwrap(),
+        ),
         channel: None,
         version: Some(">=1.1.0".into()),
         upgrade_policy: None,
@@ -243,6 +251,23 @@ async fn status_upgrade_and_uninstall() {
         json!({"spec": {"source": {"catalog": {"version": ">=1.1.0"}}}}),
         "only the given filter changes"
     );
+    {
+        let server = server.lock().unwrap();
+        let writes: Vec<&String> = server
+            .bodies
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| k.contains("/clustercatalogs/") && !k.starts_with("GET"))
+            .collect();
+        assert!(
+            writes.iter().all(|k| !k.contains("defaults-catalog")),
+            "{writes:?}"
+        );
+        assert_eq!(
+            server.objects[CC]["spec"]["source"]["image"]["ref"],
+            "registry.test/demo-catalog:v2"
+        );
+    }
 
     server.lock().unwrap().controller = Box::new(|_: &mut Objects| {});
     let out = flow::uninstall(
@@ -262,4 +287,20 @@ async fn status_upgrade_and_uninstall() {
     ] {
         assert!(out.deleted.iter().any(|d| d == what), "{what}: {out:?}");
     }
+    // Again, or with a mistyped name: nothing of that name is there, and it says so.
+    let err = flow::uninstall(
+        &client,
+        &spec().names(),
+        fast(5000),
+        &mut Recorder::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, FlowError::NoExtension { name } if name == "demo"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--extension-name"), "{err}");
+    let err = flow::status(&client, "demo").await.unwrap_err();
+    assert!(matches!(err, FlowError::NoExtension { .. }), "{err}");
 }

@@ -91,6 +91,11 @@ pub enum FlowError {
         "package {package:?} is not installed in namespace {namespace:?} (no Subscription for it)"
     )]
     NotInstalled { package: String, namespace: String },
+    /// OLM v1: no ClusterExtension of that name.
+    #[error(
+        "no ClusterExtension {name:?} in the cluster (pass the name it was installed with as --extension-name; `kubectl get clusterextensions` lists them)"
+    )]
+    NoExtension { name: String },
     #[error("{what}: {source}")]
     Api {
         what: String,

@@ -120,6 +120,21 @@ pub struct V1Names {
     pub catalog: String,
 }
 
+impl V1Names {
+    /// The names `ce` was installed with (its namespace, service account and pinned
+    /// catalog); `given` fills in a catalog it does not pin.
+    pub fn installed(ce: &ClusterExtension, given: &V1Names) -> V1Names {
+        V1Names {
+            extension: given.extension.clone(),
+            namespace: ce.spec.namespace.clone(),
+            service_account: ce.spec.service_account.name.clone(),
+            catalog: ce
+                .pinned_catalog()
+                .map_or_else(|| given.catalog.clone(), str::to_string),
+        }
+    }
+}
+
 impl ExtensionSpec {
     pub fn names(&self) -> V1Names {
         V1Names {
@@ -210,9 +225,7 @@ pub fn cluster_extension(spec: &ExtensionSpec) -> ClusterExtension {
                     package_name: spec.package.clone(),
                     version: spec.version.clone(),
                     channels: spec.channels.clone(),
-                    selector: Some(json!({
-                        "matchLabels": BTreeMap::from([(CATALOG_NAME_LABEL, &spec.catalog.name)])
-                    })),
+                    selector: Some(catalog_selector(&spec.catalog.name)),
                     upgrade_constraint_policy: Some(spec.upgrade_policy.as_str().into()),
                 }),
             },
@@ -220,6 +233,11 @@ pub fn cluster_extension(spec: &ExtensionSpec) -> ClusterExtension {
     );
     ce.metadata = meta(&spec.name, None);
     ce
+}
+
+/// The label selector that pins one ClusterCatalog by its name label.
+pub fn catalog_selector(catalog: &str) -> serde_json::Value {
+    json!({"matchLabels": BTreeMap::from([(CATALOG_NAME_LABEL, catalog)])})
 }
 
 #[cfg(test)]

@@ -171,7 +171,23 @@ impl ClusterCatalog {
     }
 }
 
+impl CatalogFilter {
+    /// The ClusterCatalog the selector pins by its name label (how `olm` installs), if any.
+    pub fn pinned_catalog(&self) -> Option<&str> {
+        self.selector
+            .as_ref()
+            .and_then(|s| s.pointer("/matchLabels"))
+            .and_then(|m| m.get(CATALOG_NAME_LABEL))
+            .and_then(Value::as_str)
+    }
+}
+
 impl ClusterExtension {
+    /// [`CatalogFilter::pinned_catalog`] of its catalog source.
+    pub fn pinned_catalog(&self) -> Option<&str> {
+        self.spec.source.catalog.as_ref()?.pinned_catalog()
+    }
+
     pub fn conditions(&self) -> &[Condition] {
         self.status.as_ref().map_or(&[], |s| &s.conditions)
     }

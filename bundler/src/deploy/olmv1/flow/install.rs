@@ -185,6 +185,7 @@ pub async fn install(
                         "source": {"catalog": {
                             "channels": spec.channels,
                             "version": spec.version,
+                            "selector": objects::catalog_selector(&spec.catalog.name),
                             "upgradeConstraintPolicy": spec.upgrade_policy.as_str(),
                         }}
                     }})),
@@ -276,23 +277,26 @@ pub async fn upgrade(
     progress: &mut dyn Progress,
 ) -> Result<V1UpgradeOutcome, FlowError> {
     let wopts = wait_options(opts);
-    let names = &up.names;
     progress.step("Checking that OLM v1 is installed");
     check_olmv1(client).await?;
     progress.done("olm.operatorframework.io/v1 found");
     let ce_api: Api<ClusterExtension> = Api::all(client.clone());
-    let ext = names.extension.clone();
+    let ext = up.names.extension.clone();
     let what = format!("ClusterExtension {ext}");
     let Some(ce) = ce_api.get_opt(&ext).await.map_err(api_err(&what))? else {
-        return Err(FlowError::NotInstalled {
-            package: ext.clone(),
-            namespace: names.namespace.clone(),
-        });
+        return Err(FlowError::NoExtension { name: ext });
     };
+    // The namespace and catalog the extension was installed with, whatever the defaults of
+    // this command's flags say.
+    let names = &V1Names::installed(&ce, &up.names);
     let from = ce
         .installed_bundle()
         .map(|b| (b.name.clone(), b.version.clone()));
     if let Some(cat) = &up.catalog {
+        let cat = &objects::CatalogImage {
+            name: names.catalog.clone(),
+            ..cat.clone()
+        };
         progress.step(&format!("ClusterCatalog {} -> {}", cat.name, cat.image));
         let spec = ExtensionSpec {
             name: ext.clone(),

@@ -108,9 +108,8 @@ pub async fn status(client: &Client, name: &str) -> Result<V1Status, FlowError> 
         .get_opt(name)
         .await
         .map_err(api_err(format!("reading ClusterExtension {name}")))?
-        .ok_or_else(|| FlowError::NotInstalled {
-            package: name.to_string(),
-            namespace: "(cluster-scoped ClusterExtension)".into(),
+        .ok_or_else(|| FlowError::NoExtension {
+            name: name.to_string(),
         })?;
     let filter = ce.spec.source.catalog.clone().unwrap_or_default();
     let mut report = V1Status {
@@ -126,13 +125,7 @@ pub async fn status(client: &Client, name: &str) -> Result<V1Status, FlowError> 
         conditions: ce.conditions().to_vec(),
         ..Default::default()
     };
-    let catalog_name = filter
-        .selector
-        .as_ref()
-        .and_then(|s| s.pointer("/matchLabels"))
-        .and_then(|m| m.get(super::super::types::CATALOG_NAME_LABEL))
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
+    let catalog_name = filter.pinned_catalog().map(str::to_string);
     if let Some(cn) = catalog_name {
         let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
         if let Some(cc) = cc_api

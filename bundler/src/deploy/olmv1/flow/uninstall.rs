@@ -54,16 +54,8 @@ pub async fn uninstall(
         Some(ce) => (
             ce.spec.namespace.clone(),
             ce.spec.service_account.name.clone(),
-            ce.spec
-                .source
-                .catalog
-                .as_ref()
-                .and_then(|c| c.selector.as_ref())
-                .and_then(|s| s.pointer("/matchLabels"))
-                .and_then(|m| m.get(super::super::types::CATALOG_NAME_LABEL))
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-                .unwrap_or_else(|| spec.catalog.clone()),
+            ce.pinned_catalog()
+                .map_or_else(|| spec.catalog.clone(), str::to_string),
         ),
         None => (
             spec.namespace.clone(),
@@ -156,16 +148,7 @@ pub async fn uninstall(
         .into_iter()
         .filter(|ce| {
             ce.metadata.name.as_deref() != Some(ext.as_str())
-                && ce
-                    .spec
-                    .source
-                    .catalog
-                    .as_ref()
-                    .and_then(|c| c.selector.as_ref())
-                    .and_then(|s| s.pointer("/matchLabels"))
-                    .and_then(|m| m.get(super::super::types::CATALOG_NAME_LABEL))
-                    .and_then(|v| v.as_str())
-                    == Some(catalog.as_str())
+                && ce.pinned_catalog() == Some(catalog.as_str())
         })
         .filter_map(|ce| ce.metadata.name)
         .collect();
@@ -196,5 +179,9 @@ pub async fn uninstall(
         &mut out,
     )
     .await?;
+    if existing.is_none() && out.deleted.is_empty() {
+        // Nothing of that name was ever here: most likely a mistyped --extension-name.
+        return Err(FlowError::NoExtension { name: ext.clone() });
+    }
     Ok(out)
 }
