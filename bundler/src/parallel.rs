@@ -17,10 +17,15 @@ pub fn map_heaviest_first<T: Sync, R: Send>(
     weight: impl Fn(&T) -> u64,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    let mut order: Vec<(u64, usize)> = items.iter().map(&weight).zip(0..).collect();
-    order.sort_unstable_by_key(|&(w, i)| (std::cmp::Reverse(w), i));
-    let order: Vec<usize> = order.into_iter().map(|(_, i)| i).collect();
+    let order = heaviest_first(items.iter().map(weight));
     map_in_order(items, Some(&order), f)
+}
+
+/// The indices of `weights`, heaviest first, ties in input order.
+fn heaviest_first(weights: impl Iterator<Item = u64>) -> Vec<usize> {
+    let mut order: Vec<(u64, usize)> = weights.zip(0..).collect();
+    order.sort_unstable_by_key(|&(w, i)| (std::cmp::Reverse(w), i));
+    order.into_iter().map(|(_, i)| i).collect()
 }
 
 /// [`map`] with the items handed out in `order` (a permutation of their indices; `None`: in
@@ -104,14 +109,15 @@ pub fn try_for_each_ordered<T: Sync, R: Send, E>(
         consumed: usize,
         done: BTreeMap<usize, Outcome<R>>,
     }
+    // No more workers than results may be ahead: the window bounds memory.
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(items.len());
+        .min(items.len())
+        .min(window);
     if workers <= 1 {
         return items.iter().map(f).try_for_each(consume);
     }
-    let window = window.max(workers);
     let state = Mutex::new(State {
         next: 0,
         consumed: 0,
@@ -185,6 +191,15 @@ mod tests {
         let out = super::map(&items, |n| n * 2);
         assert_eq!(out, items.iter().map(|n| n * 2).collect::<Vec<_>>());
         assert!(super::map(&[] as &[u8], |b| *b).is_empty());
+    }
+
+    #[test]
+    fn heaviest_items_are_handed_out_first() {
+        assert_eq!(
+            super::heaviest_first([3, 9, 1, 9, 0].into_iter()),
+            [1, 3, 0, 2, 4]
+        );
+        assert!(super::heaviest_first(std::iter::empty()).is_empty());
     }
 
     #[test]
@@ -265,9 +280,26 @@ mod tests {
     #[test]
     fn streams_in_input_order_within_the_window() {
         let items: Vec<u64> = (0..500).collect();
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // Results computed and not yet consumed: the one being consumed and at most the window
+        // ahead of it.
+        let (ahead, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let mut seen = Vec::new();
-        super::for_each_ordered(&items, 3, |n| n * 2, |r| seen.push(r));
+        super::for_each_ordered(
+            &items,
+            3,
+            |n| {
+                let now = ahead.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                n * 2
+            },
+            |r| {
+                ahead.fetch_sub(1, Ordering::SeqCst);
+                seen.push(r);
+            },
+        );
         assert_eq!(seen, items.iter().map(|n| n * 2).collect::<Vec<_>>());
+        assert!(most.load(Ordering::SeqCst) <= 3 + 1, "{most:?}");
         let mut none = 0;
         super::for_each_ordered(&[] as &[u8], 3, |b| *b, |_| none += 1);
         assert_eq!(none, 0);
