@@ -13,7 +13,7 @@ use olm_bundler::ops::bundle_validate::{self, ValidateRequest};
 use olm_bundler::reproducible::source_date_epoch;
 
 use super::args::{OutputArgs, OutputFormat, RegistryArgs};
-use super::output::{exit, failure, usage};
+use super::output::{exit, failure, print, show, usage};
 use olm_bundler::ops::progress::Spinner;
 
 /// `olm bundle generate`. Every setting can also come from `--config <file>` (YAML with the
@@ -152,11 +152,14 @@ pub async fn generate(args: GenerateArgs) -> ExitCode {
         eprintln!("warning: {w}");
     }
     let (stdout, stderr, failed) = outcome.summary(&out);
-    print!("{stdout}");
+    let written = print(&stdout);
     for line in stderr {
         eprintln!("{line}");
     }
-    exit(failed)
+    match written {
+        Ok(()) => exit(failed),
+        Err(e) => failure(e),
+    }
 }
 
 fn generate_error(e: BundleGenerateError) -> ExitCode {
@@ -216,14 +219,14 @@ pub async fn validate(args: ValidateArgs) -> ExitCode {
         Err(e) => return failure(e),
     };
     drop(pulling);
-    match args.output {
+    let text = match args.output {
         OutputFormat::Json => match serde_json::to_string_pretty(&report.to_json(args.strict)) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => s + "\n",
             Err(e) => return usage(e),
         },
-        OutputFormat::Text => print!("{}", report.to_text(Path::new(&args.bundle), args.strict)),
-    }
-    exit(!report.passed(args.strict))
+        OutputFormat::Text => report.to_text(Path::new(&args.bundle), args.strict),
+    };
+    show(&text, !report.passed(args.strict))
 }
 
 /// `olm bundle build <bundle dir> -t <ref>`.

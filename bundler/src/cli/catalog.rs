@@ -12,7 +12,7 @@ use olm_bundler::ops::catalog_render::{self, CatalogRenderError, RenderRequest};
 use olm_bundler::ops::catalog_validate::{self, Olmv1};
 
 use super::args::{FbcFormat, RegistryArgs};
-use super::output::{emit, exit, print, usage};
+use super::output::{emit, exit, print, show, usage};
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum MigrateLevel {
@@ -234,12 +234,8 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         FbcFormat::Yaml => cfg.write_go_yaml(&mut out),
     }
     .and_then(|()| std::io::Write::flush(&mut out));
-    match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(e).context("cannot write to stdout"))
-        }
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    super::output::written(written)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
@@ -256,10 +252,9 @@ pub fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
         [kind, file] => match template::TemplateKind::from_name(kind) {
             Some(k) => (Some(k), PathBuf::from(file)),
             None => {
-                eprintln!(
-                    "error: unknown template kind {kind:?} (basic, semver, substitutes; or leave it out to use the template's schema)"
-                );
-                return Ok(ExitCode::from(2));
+                return Ok(usage(format!(
+                    "unknown template kind {kind:?} (basic, semver, substitutes; or leave it out to use the template's schema)"
+                )));
             }
         },
         _ => unreachable!("clap takes one or two values"),
@@ -372,10 +367,8 @@ pub fn add_cmd(a: AddArgs) -> anyhow::Result<ExitCode> {
     }
     if a.check {
         let lines = outcome.would_change();
-        for line in &lines {
-            println!("{line}");
-        }
-        return Ok(exit(!lines.is_empty()));
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        return Ok(show(&text, !lines.is_empty()));
     }
     eprintln!("{}", outcome.write()?);
     Ok(ExitCode::SUCCESS)

@@ -136,8 +136,9 @@ pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
         ListCommand::Bundles(a) => (Listing::Bundles, a),
     };
     if what == Listing::Packages && a.package.is_some() {
-        eprintln!("error: `list packages` takes no package name");
-        return Ok(ExitCode::from(2));
+        return Ok(super::output::usage(
+            "`list packages` takes no package name",
+        ));
     }
     let m = match catalog_source::load_model(&a.catalog, &a.registry.options()?).await {
         Ok(m) => m,

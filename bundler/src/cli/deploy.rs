@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use olm_bundler::ops::deploy_generate::{self, DeployRequest, Deployed};
 
 use super::args::{SpecArgs, V1FilterArgs, V1NameArgs, v1_inputs};
+use super::output::print;
 
 #[derive(Debug, Subcommand)]
 pub enum DeployCommand {
@@ -79,7 +80,7 @@ fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     }
     let root = req.output.display();
     match deployed {
-        Deployed::UpToDate(files) => println!("{root} is up to date ({files} files)"),
+        Deployed::UpToDate(files) => print(&format!("{root} is up to date ({files} files)\n"))?,
         Deployed::Stale(lines) => {
             eprintln!("{root} is stale; re-run the command in {root}/README.md without --check:");
             for line in lines {
@@ -88,18 +89,20 @@ fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
         Deployed::Written(changes) => {
+            let mut text = String::new();
             for p in &changes.written {
-                println!("wrote {}", req.output.join(p).display());
+                text += &format!("wrote {}\n", req.output.join(p).display());
             }
             for p in &changes.removed {
-                println!("removed {}", req.output.join(p).display());
+                text += &format!("removed {}\n", req.output.join(p).display());
             }
             let (w, r, u) = (
                 changes.written.len(),
                 changes.removed.len(),
                 changes.unchanged,
             );
-            println!("{root}: {w} written, {r} removed, {u} unchanged");
+            text += &format!("{root}: {w} written, {r} removed, {u} unchanged\n");
+            print(&text)?;
         }
     }
     Ok(ExitCode::SUCCESS)

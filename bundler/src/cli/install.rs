@@ -1,7 +1,6 @@
 //! `olm install`, `olm upgrade`, `olm uninstall`, `olm status`: the install flows of
 //! `olm_bundler::deploy::flow` against the user's kubeconfig, with live progress.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
@@ -16,6 +15,7 @@ use olm_bundler::ops::progress::CliProgress;
 use super::args::{
     ClusterArgs, PublishArgs, SpecArgs, V1FilterArgs, V1NameArgs, parse_address, v1_inputs,
 };
+use super::output::print;
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
@@ -164,7 +164,7 @@ fn failed(progress: &mut CliProgress, err: FlowError) -> anyhow::Result<ExitCode
 fn done(progress: &mut CliProgress, r: Result<String, FlowError>) -> anyhow::Result<ExitCode> {
     match r {
         Ok(summary) => {
-            print!("{summary}");
+            print(&summary)?;
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => failed(progress, e),
@@ -172,11 +172,11 @@ fn done(progress: &mut CliProgress, r: Result<String, FlowError>) -> anyhow::Res
 }
 
 pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
-    if args.olm_v1 {
-        return install_v1(args).await;
-    }
     if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
         return Ok(code);
+    }
+    if args.olm_v1 {
+        return install_v1(args).await;
     }
     let mut progress = CliProgress::new();
     let source = match (args.bundle, args.catalog, args.catalog_address) {
@@ -228,6 +228,9 @@ async fn install_v1(a: InstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
+        return Ok(code);
+    }
     let mut progress = CliProgress::new();
     if args.olm_v1 {
         let mut inputs = v1_inputs(&args.package, &args.v1_names, &args.v1_filter, None);
@@ -237,9 +240,6 @@ pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         let client = args.cluster.client().await?;
         let out = v1flow::upgrade(&client, &up, args.cluster.flow_options(), &mut progress).await;
         return done(&mut progress, out.map(|o| o.summary()));
-    }
-    if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
-        return Ok(code);
     }
     let to = match args.bundle {
         Some(image) => UpgradeTo::Bundle(Box::new(BundleSource {
@@ -269,7 +269,7 @@ pub async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     match outcome.await {
         Ok(out) => {
             let (summary, warning) = out.summary(&package);
-            print!("{summary}");
+            print(&summary)?;
             if let Some(w) = warning {
                 eprintln!("{w}");
             }
@@ -307,35 +307,29 @@ pub async fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
 
 pub async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     let client = args.cluster.client().await?;
-    let (json, healthy) = if args.olm_v1 {
+    let json = matches!(args.output, OutputFormat::Json);
+    let (healthy, text) = if args.olm_v1 {
         let extension = args.v1_names.extension_name.unwrap_or(args.package);
         let report = match v1flow::status(&client, &extension).await {
             Ok(r) => r,
             Err(e) => return failed(&mut CliProgress::new(), e),
         };
-        let text = report.table();
-        (
-            serde_json::to_string_pretty(&report)?,
-            (report.healthy(), text),
-        )
+        let text = match json {
+            true => serde_json::to_string_pretty(&report)? + "\n",
+            false => report.table(),
+        };
+        (report.healthy(), text)
     } else {
         let namespace = args.namespace.unwrap_or_else(|| args.package.clone());
         let report = match flow::status(&client, &namespace, &args.package).await {
             Ok(r) => r,
             Err(e) => return failed(&mut CliProgress::new(), e),
         };
-        let ok = report.csv.as_ref().is_some_and(|c| c.phase == "Succeeded");
-        (serde_json::to_string_pretty(&report)?, (ok, report.table()))
+        let text = match json {
+            true => serde_json::to_string_pretty(&report)? + "\n",
+            false => report.table(),
+        };
+        (report.healthy(), text)
     };
-    let (healthy, table) = healthy;
-    let mut out = std::io::stdout().lock();
-    match args.output {
-        OutputFormat::Json => writeln!(out, "{json}")?,
-        OutputFormat::Table => out.write_all(table.as_bytes())?,
-    }
-    Ok(if healthy {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(super::output::show(&text, !healthy))
 }

@@ -10,7 +10,12 @@ use anyhow::Context as _;
 /// Writes `text` to stdout; `olm ... | head` closing the pipe is not an error.
 pub fn print(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    written(out.write_all(text.as_bytes()).and_then(|_| out.flush()))
+}
+
+/// The outcome of writing to stdout: a reader that went away (`| head`) is no error.
+pub fn written(r: std::io::Result<()>) -> anyhow::Result<()> {
+    match r {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(e).context("cannot write to stdout")
         }
@@ -47,6 +52,15 @@ pub fn usage(msg: impl std::fmt::Display) -> ExitCode {
 pub fn failure(err: impl Into<anyhow::Error>) -> ExitCode {
     report(&err.into());
     ExitCode::FAILURE
+}
+
+/// Writes `text` to stdout, then exits with `failed`'s code; a failed write (other than a
+/// closed pipe) is the failure.
+pub fn show(text: &str, failed: bool) -> ExitCode {
+    match print(text) {
+        Ok(()) => exit(failed),
+        Err(e) => failure(e),
+    }
 }
 
 /// Exit code 1 when `failed`.

@@ -11,6 +11,7 @@ use olm_bundler::ops::progress::{self, StepLines};
 use olm_bundler::ops::release::{self, ReleaseError, ReleaseRequest, StepRow};
 
 use super::args::RegistryArgs;
+use super::output::print;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum GraphFormat {
@@ -105,6 +106,6 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
     if let Some(fmt) = fmt {
         text.push_str(&format!("\n{}\n", out.graph_text(fmt)?));
     }
-    print!("{text}");
+    print(&text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -83,7 +83,10 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             tracing::warn!(path = %path.display(), error = %we, "cannot write termination log");
         }
     }
-    result
+    match result {
+        Err(e) if matches!(e.downcast_ref(), Some(ops::ServeStartError::Usage(_))) => Ok(usage(e)),
+        r => r,
+    }
 }
 
 async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -99,10 +102,7 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
             tls: a.tls_cert.zip(a.tls_key),
         }),
         registry: a.registry.options()?,
-        cache_builder: CacheBuilder::ChildProcess {
-            exe: None,
-            debug: a.debug,
-        },
+        cache_builder: CacheBuilder::ChildProcess { debug: a.debug },
         catalog: a.catalog,
     };
     // A cache-only run is done once the cache is built (the library logs it).

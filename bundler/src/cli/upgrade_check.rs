@@ -10,7 +10,7 @@ use olm_bundler::ops::bundle_source;
 use olm_bundler::ops::upgrade_check::{self, UpgradeCheckError};
 
 use super::args::{OutputFormat, RegistryArgs};
-use super::output::{exit, failure, usage};
+use super::output::{failure, show, usage};
 use olm_bundler::ops::progress::Spinner;
 
 /// `olm bundle check-upgrade OLD NEW`.
@@ -69,14 +69,13 @@ pub async fn check_upgrade(a: CheckUpgradeArgs) -> ExitCode {
         Err(e) => return not_checked(e),
     };
     drop(pulling);
-    match a.output {
+    let text = match a.output {
         OutputFormat::Json => {
-            let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
-            println!("{json}");
+            serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n"
         }
-        OutputFormat::Text => print!("{}", report.to_text("")),
-    }
-    exit(!report.passed())
+        OutputFormat::Text => report.to_text(""),
+    };
+    show(&text, !report.passed())
 }
 
 pub fn check_upgrades(a: CheckUpgradesArgs) -> ExitCode {
@@ -84,12 +83,11 @@ pub fn check_upgrades(a: CheckUpgradesArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return not_checked(e),
     };
-    match a.output {
+    let text = match a.output {
         OutputFormat::Json => {
-            let json = serde_json::to_string_pretty(&report.to_json(a.strict));
-            println!("{}", json.unwrap_or_default());
+            serde_json::to_string_pretty(&report.to_json(a.strict)).unwrap_or_default() + "\n"
         }
-        OutputFormat::Text => print!("{}", report.to_text()),
-    }
-    exit(!report.passed_strict(a.strict))
+        OutputFormat::Text => report.to_text(),
+    };
+    show(&text, !report.passed_strict(a.strict))
 }

@@ -36,11 +36,11 @@ pub struct HttpApi {
 /// Where the cache is built when it has to be.
 #[derive(Debug, Clone)]
 pub enum CacheBuilder {
-    /// In a child process (`<exe> catalog serve <catalog> --cache-dir D --cache-only`; this
-    /// executable when `exe` is `None`, looked up only when a build is needed: a catalog pod
-    /// without /proc still starts from its pre-built cache), so the parser's peak memory never
-    /// lands in the long-running server.
-    ChildProcess { exe: Option<PathBuf>, debug: bool },
+    /// In a child process (this executable, `catalog serve <catalog> --cache-dir D
+    /// --cache-only`; looked up only when a build is needed: a catalog pod without /proc
+    /// still starts from its pre-built cache), so the parser's peak memory never lands in the
+    /// long-running server.
+    ChildProcess { debug: bool },
     /// In this process (tests, and callers that do not keep running).
     InProcess,
 }
@@ -101,7 +101,7 @@ pub enum ServeStartError {
     },
     #[error(transparent)]
     Tls(#[from] TlsError),
-    #[error("listen on {addr} (--http-port): {source}")]
+    #[error("listen on {addr} (--http-port)")]
     HttpBind {
         addr: SocketAddr,
         source: std::io::Error,
@@ -404,11 +404,8 @@ async fn build_cache(
             })?;
             Ok(())
         }
-        CacheBuilder::ChildProcess { exe, debug } => {
-            let exe = match exe {
-                Some(exe) => exe.clone(),
-                None => std::env::current_exe().map_err(ServeStartError::Spawn)?,
-            };
+        CacheBuilder::ChildProcess { debug } => {
+            let exe = std::env::current_exe().map_err(ServeStartError::Spawn)?;
             let mut cmd = tokio::process::Command::new(exe);
             cmd.arg("catalog")
                 .arg("serve")

@@ -182,6 +182,11 @@ pub async fn status(
 }
 
 impl StatusReport {
+    /// Whether the operator is running: its CSV reached `Succeeded`.
+    pub fn healthy(&self) -> bool {
+        self.csv.as_ref().is_some_and(|c| c.phase == "Succeeded")
+    }
+
     /// `olm status` as aligned columns: one row per object of the install.
     pub fn table(&self) -> String {
         let r = self;
