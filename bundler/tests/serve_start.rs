@@ -140,4 +140,22 @@ async fn usage_mistakes_are_refused_before_start() {
         err.to_string().contains("no such catalog directory"),
         "{err}"
     );
+
+    // What the HTTP API needs is refused before the image is pulled (there is no registry
+    // here: a pull would fail with another error).
+    let mut req = request(None);
+    req.catalog = PathBuf::from("registry.invalid/org/catalog:v1");
+    req.http.as_mut().unwrap().catalog_name = Some("Not_A_Name".into());
+    let err = serve::start(req).await.err().unwrap();
+    assert!(matches!(err, ServeStartError::Catalogd { .. }), "{err}");
+    let text = format!("{:#}", anyhow::Error::new(err));
+    assert!(
+        text.contains("\"Not_A_Name\"") && text.contains("--catalog-name"),
+        "{text}"
+    );
+    let mut req = request(None);
+    req.catalog = PathBuf::from("registry.invalid/org/catalog:v1");
+    req.http.as_mut().unwrap().tls = Some(("/no/cert.pem".into(), "/no/key.pem".into()));
+    let err = serve::start(req).await.err().unwrap();
+    assert!(matches!(err, ServeStartError::Tls(_)), "{err}");
 }

@@ -178,6 +178,17 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
             .clone()
             .unwrap_or_else(|| default_catalog_name(&req.catalog))
     });
+    // What the HTTP API needs is checked before a pull or a cache build, which can take long.
+    if let Some(name) = &catalog_name {
+        catalogd_content::check_name(name).map_err(|source| ServeStartError::Catalogd {
+            catalog: req.catalog.clone(),
+            source,
+        })?;
+    }
+    let tls = match req.http.as_ref().and_then(|h| h.tls.as_ref()) {
+        Some((cert, key)) => Some(catalogd::tls_config(cert, key)?),
+        None => None,
+    };
     // A catalog image is pulled and unpacked for the life of the server; its pre-built cache
     // is used when no cache directory is given (rebuilt in place if it does not match).
     let pulled = if req.catalog.exists() {
@@ -271,12 +282,10 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
         }
     }
     let (catalog, dir) = (req.catalog.clone(), cache_dir.clone());
-    let (store, stats) = tokio::task::spawn_blocking(move || {
-        if built {
-            cache::open_just_built(&dir)
-        } else {
-            cache::open(&catalog, &dir, integrity)
-        }
+    let (store, stats) = tokio::task::spawn_blocking(move || match integrity {
+        // Just built, or just found fresh: the catalog was hashed once already.
+        Integrity::Rebuild => cache::open_checked(&dir, built),
+        Integrity::Enforce => cache::open(&catalog, &dir, integrity),
     })
     .await?
     .map_err(|source| ServeStartError::Load {
@@ -306,10 +315,6 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
                 catalog: req.catalog.clone(),
                 source,
             })?;
-        let tls = match &api.tls {
-            Some((cert, key)) => Some(catalogd::tls_config(cert, key)?),
-            None => None,
-        };
         let listener =
             TcpListener::bind(api.addr)
                 .await

@@ -376,12 +376,13 @@ pub fn open(
     open_index(index, cache_dir, rebuilt, started)
 }
 
-/// Opens a cache this process (or its child) has just built from the catalog, without hashing
-/// the catalog a second time: the index carries the digest it was built with.
-pub fn open_just_built(cache_dir: &Path) -> Result<(Store, LoadStats), CacheError> {
+/// Opens a cache this process (or its child) has just built from the catalog (`rebuilt`), or
+/// just found fresh with [`is_fresh`], without hashing the catalog again: the index carries
+/// the digest it was built with.
+pub fn open_checked(cache_dir: &Path, rebuilt: bool) -> Result<(Store, LoadStats), CacheError> {
     let started = Instant::now();
     let index = read_index(cache_dir).map_err(CacheError::Load)?;
-    open_index(index, cache_dir, true, started)
+    open_index(index, cache_dir, rebuilt, started)
 }
 
 /// The store over `index` and the cache's payload file.
@@ -446,7 +447,7 @@ mod tests {
         for root in catalogs {
             let dir = tempfile::tempdir().unwrap();
             build_cache_with(&root, dir.path(), Durability::Scratch).unwrap();
-            let (cached, _) = open_just_built(dir.path()).unwrap();
+            let (cached, _) = open_checked(dir.path(), true).unwrap();
             let memory = load_in_memory(&root).unwrap();
             assert_eq!(cached.entry_count(), memory.entry_count(), "{root:?}");
             for (a, b) in cached.entries().zip(memory.entries()) {

@@ -20,19 +20,27 @@ pub enum CatalogdError {
     Yaml(#[from] crate::yaml::YamlError),
     #[error("{file}: {message}")]
     Blob { file: String, message: String },
-    #[error("--catalog-name {name:?}: {message}")]
+    #[error(
+        "catalog name {name:?} (--catalog-name, else the catalog's directory or image name) is not a DNS-1123 subdomain: {message}; pass --catalog-name"
+    )]
     Name { name: String, message: String },
 }
 
-/// Reads the catalog under `root` (files as opm walks them, `.indexignore` honoured).
-pub fn read(root: &Path, name: &str) -> Result<CatalogContent, CatalogdError> {
+/// Checks the name catalogd's URLs carry (`/catalogs/<name>/...`), before anything is read.
+pub fn check_name(name: &str) -> Result<(), CatalogdError> {
     let problems = k8s_names::dns1123_subdomain(name);
-    if !problems.is_empty() {
-        return Err(CatalogdError::Name {
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(CatalogdError::Name {
             name: name.to_string(),
             message: problems.join("; "),
-        });
+        }),
     }
+}
+
+/// Reads the catalog under `root` (files as opm walks them, `.indexignore` honoured); `name`
+/// has passed [`check_name`].
+pub fn read(root: &Path, name: &str) -> Result<CatalogContent, CatalogdError> {
     let files = load::catalog_files(root)?;
     let mut all = Vec::new();
     let mut metas = Vec::new();
