@@ -68,6 +68,15 @@ impl CatalogImage {
                 what: "holds no .yaml, .yml or .json files: not a file-based catalog".into(),
             });
         }
+        // Checked now, not when the image's server starts in the cluster.
+        if let Some(name) = &self.catalog_name
+            && let Err(e) = crate::serve::index::catalogd_content::check_name(name)
+        {
+            return Err(BuildError::Input {
+                path: self.catalog_dir.clone(),
+                what: e.to_string(),
+            });
+        }
         let base = rootfs::base_layer(self.ca_bundle.as_deref(), self.created)?;
         let spec = BinarySpec {
             binary: self.olm_binary.clone(),
@@ -125,5 +134,28 @@ impl CatalogImage {
             .labels(self.labels.clone())
             .label(CONFIGS_LABEL, CONFIGS_DIR)
             .build())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_catalog_name_catalogd_would_refuse_fails_the_build() {
+        let image = CatalogImage {
+            catalog_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog"),
+            olm_binary: PathBuf::from("/nonexistent/olm"),
+            labels: Default::default(),
+            ca_bundle: None,
+            created: 0,
+            http_port: Some(8080),
+            catalog_name: Some("Not_A_Name".into()),
+        };
+        let err = image.build().err().expect("refused").to_string();
+        assert!(
+            err.contains("\"Not_A_Name\"") && err.contains("--catalog-name"),
+            "{err}"
+        );
     }
 }
