@@ -1,11 +1,12 @@
-//! A fast, non-cryptographic hasher (the FxHash scheme rustc uses) for hash maps and sets
+//! A fast, non-cryptographic hasher (FxHash's word at a time, with a folded multiply) for hash
+//! maps and sets
 //! keyed by names the program itself loaded, such as catalog package, channel and bundle
 //! names.
 //!
 //! The standard library's SipHash resists hash flooding by untrusted keys, which costs most of
 //! the time of lookups that run tens of thousands of times per catalog. Keys here come from the
 //! files being checked, and the worst a colliding set of names can do is slow their own check
-//! down, so a multiply-and-rotate hash is enough. The hash is fixed (unseeded): never let the
+//! down, so a multiply per word is enough. The hash is fixed (unseeded): never let the
 //! iteration order of such a map reach any output.
 
 use std::collections::{HashMap, HashSet};
@@ -27,7 +28,11 @@ pub fn set_with_capacity<T>(capacity: usize) -> FastHashSet<T> {
     FastHashSet::with_capacity_and_hasher(capacity, Default::default())
 }
 
-/// One word of state: each input word is added, then the state multiplied by an odd constant.
+/// One word of state: each input word is mixed in by a folded multiply (the 128-bit product's
+/// halves xored), which carries a difference in any bit of the word into every bit of the
+/// state. FxHash's plain multiply only carries bits upwards: names that differ in a word's
+/// high bytes (`pkg.v1.0.0`, `pkg.v2.0.0`) then agree in all the low bits, and in the bits
+/// the table keeps as tags.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FxHasher {
     hash: u64,
@@ -38,7 +43,8 @@ const K: u64 = 0xf135_7aea_2e62_a9c5;
 impl FxHasher {
     #[inline]
     fn add(&mut self, word: u64) {
-        self.hash = self.hash.wrapping_add(word).wrapping_mul(K);
+        let product = u128::from(self.hash ^ word) * u128::from(K);
+        self.hash = (product as u64) ^ ((product >> 64) as u64);
     }
 }
 
@@ -85,9 +91,7 @@ impl Hasher for FxHasher {
 
     #[inline]
     fn finish(&self) -> u64 {
-        // The multiply leaves the best-mixed bits at the top; the table picks buckets from the
-        // low bits.
-        self.hash.rotate_left(26)
+        self.hash
     }
 }
 
@@ -118,8 +122,14 @@ mod tests {
     }
 
     #[test]
-    fn maps_and_sets_work() {
+    fn maps_and_sets_work_and_names_spread() {
         let keys: Vec<String> = (0..1000).map(|i| format!("pkg.v{i}.0.0")).collect();
+        // Names that differ in a digit or two land on different hashes (a weak hash would
+        // keep the maps correct but make every lookup a scan).
+        let distinct: std::collections::BTreeSet<u64> = keys.iter().map(|k| hash(k)).collect();
+        assert_eq!(distinct.len(), keys.len());
+        let buckets: std::collections::BTreeSet<u64> = keys.iter().map(|k| hash(k) >> 54).collect();
+        assert!(buckets.len() > 500, "top bits used: {}", buckets.len());
         let mut m: FastHashMap<&str, usize> = map_with_capacity(2);
         let mut s = set_with_capacity(1000);
         for (i, k) in keys.iter().enumerate() {
