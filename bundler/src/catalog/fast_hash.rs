@@ -1,7 +1,6 @@
 //! A fast, non-cryptographic hasher (FxHash's word at a time, with a folded multiply) for hash
-//! maps and sets
-//! keyed by names the program itself loaded, such as catalog package, channel and bundle
-//! names.
+//! maps and sets keyed by names the program itself loaded, such as catalog package, channel
+//! and bundle names.
 //!
 //! The standard library's SipHash resists hash flooding by untrusted keys, which costs most of
 //! the time of lookups that run tens of thousands of times per catalog. Keys here come from the
