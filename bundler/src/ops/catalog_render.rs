@@ -100,17 +100,23 @@ async fn render_image(
 ) -> Result<DeclarativeConfig, CatalogRenderError> {
     // Kept until rendered: the image is unpacked in it.
     let image = catalog_source::pull(reference, registry).await?;
-    let pulled = &image.pulled;
-    if let Some(configs) = pulled.config.config.labels.get(CONFIGS_LABEL) {
-        let root = pulled.rootfs.join(configs.trim_start_matches('/'));
+    if let Some(root) = image.configs_dir(reference) {
+        let root = root?;
         return render::render_ref(&root.to_string_lossy()).map_err(|source| {
             CatalogRenderError::CatalogImage {
                 reference: reference.to_string(),
-                configs: configs.clone(),
+                // Where it is in the image, not in the temporary directory.
+                configs: format!(
+                    "/{}",
+                    root.strip_prefix(&image.pulled.rootfs)
+                        .unwrap_or(&root)
+                        .display()
+                ),
                 source,
             }
         });
     }
+    let pulled = &image.pulled;
     if is_bundle_dir(&pulled.rootfs) {
         let mut cfg = DeclarativeConfig::default();
         cfg.bundles

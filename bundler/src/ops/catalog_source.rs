@@ -50,6 +50,22 @@ pub struct PulledImage {
     pub pulled: transfer::PulledImage,
 }
 
+impl PulledImage {
+    /// The catalog directory its configs label names: `None` without the label, an error
+    /// when the image does not contain it.
+    pub fn configs_dir(&self, reference: &str) -> Option<Result<PathBuf, CatalogSourceError>> {
+        let label = self.pulled.config.config.labels.get(CONFIGS_LABEL)?;
+        let configs = self.pulled.rootfs.join(label.trim_start_matches('/'));
+        Some(match configs.is_dir() {
+            true => Ok(configs),
+            false => Err(CatalogSourceError::NoConfigs {
+                reference: reference.to_string(),
+                configs: configs.display().to_string(),
+            }),
+        })
+    }
+}
+
 /// Pulls an image (from a registry or an `oci:` layout) and unpacks it.
 pub async fn pull(
     reference: &str,
@@ -70,17 +86,12 @@ pub async fn pull_catalog(
     reference: &str,
     opts: &RegistryOptions,
 ) -> Result<PulledCatalog, CatalogSourceError> {
-    let PulledImage { dir, pulled } = pull(reference, opts).await?;
-    let Some(configs) = pulled.config.config.labels.get(CONFIGS_LABEL) else {
+    let image = pull(reference, opts).await?;
+    let Some(configs) = image.configs_dir(reference) else {
         return Err(CatalogSourceError::NotACatalog(reference.to_string()));
     };
-    let configs = pulled.rootfs.join(configs.trim_start_matches('/'));
-    if !configs.is_dir() {
-        return Err(CatalogSourceError::NoConfigs {
-            reference: reference.to_string(),
-            configs: configs.display().to_string(),
-        });
-    }
+    let configs = configs?;
+    let PulledImage { dir, pulled } = image;
     let cache = pulled.rootfs.join(CACHE_DIR.trim_start_matches('/'));
     let cache = cache.join(CACHE_SUBDIR).is_dir().then_some(cache);
     Ok(PulledCatalog {
