@@ -18,12 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 use sha2::{Digest, Sha224};
 
 use crate::bundle::load::BundleDir;
-use crate::deploy::types::managed_labels;
 
 /// A bundle whose installer RBAC cannot be derived.
 #[derive(Debug, thiserror::Error)]
@@ -607,12 +605,7 @@ pub fn installer_rbac(bundle: &BundleDir, target: &RbacTarget) -> Result<Install
 
     let installer = format!("{}-installer", target.extension);
     let grants_name = format!("{}-installer-grants", target.extension);
-    let meta = |name: &str, namespace: Option<&str>| ObjectMeta {
-        name: Some(name.to_string()),
-        namespace: namespace.map(str::to_string),
-        labels: Some(managed_labels()),
-        ..Default::default()
-    };
+    let meta = crate::deploy::objects::meta;
     let subject = || {
         Some(vec![Subject {
             kind: "ServiceAccount".into(),

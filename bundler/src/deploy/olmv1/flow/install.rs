@@ -94,6 +94,49 @@ async fn step<T>(
     }
 }
 
+/// Waits for `names.catalog` to serve, as a progress step.
+async fn wait_serving(
+    client: &Client,
+    names: &V1Names,
+    wopts: &WaitOptions,
+    progress: &mut dyn Progress,
+) -> Result<(), FlowError> {
+    let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
+    let name = &names.catalog;
+    let title = format!("Waiting for ClusterCatalog {name} to serve");
+    step(client, names, progress, &title, async |p| {
+        catalog_serving(&cc_api, name, wopts, p).await
+    })
+    .await?;
+    progress.done("Serving");
+    Ok(())
+}
+
+/// Waits for the extension to be installed, then for its Deployments to be Available; gives
+/// the installed bundle (name, version) and the Deployments.
+async fn wait_installed(
+    client: &Client,
+    names: &V1Names,
+    wopts: &WaitOptions,
+    progress: &mut dyn Progress,
+) -> Result<((String, String), Vec<String>), FlowError> {
+    let ce_api: Api<ClusterExtension> = Api::all(client.clone());
+    let ext = &names.extension;
+    let title = format!("Waiting for ClusterExtension {ext} to be installed");
+    let bundle = step(client, names, progress, &title, async |p| {
+        extension_installed(&ce_api, ext, wopts, p).await
+    })
+    .await?;
+    progress.done(&format!("Installed {} ({})", bundle.0, bundle.1));
+    let title = format!("Waiting for the Deployments of {ext} to be Available");
+    let deployments = step(client, names, progress, &title, async |p| {
+        deployments_available(client, &names.namespace, ext, wopts, p).await
+    })
+    .await?;
+    progress.done(&format!("Available: {}", deployments.join(", ")));
+    Ok((bundle, deployments))
+}
+
 /// Installs through OLM v1: ClusterCatalog (waits until it serves), namespace, installer
 /// ServiceAccount and, when given, its RBAC, then the ClusterExtension; waits for
 /// `Installed=True` and for the extension's Deployments to be Available.
@@ -117,17 +160,7 @@ pub async fn install(
     let names = spec.names();
     let cat = ensure_catalog(client, &objects::cluster_catalog(spec)).await?;
     progress.done(cat.as_str());
-    let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
-    let name = spec.catalog.name.clone();
-    step(
-        client,
-        &names,
-        progress,
-        &format!("Waiting for ClusterCatalog {name} to serve"),
-        async |p| catalog_serving(&cc_api, &name, &wopts, p).await,
-    )
-    .await?;
-    progress.done("Serving");
+    wait_serving(client, &names, &wopts, progress).await?;
 
     progress.step(&format!(
         "Namespace {} and ServiceAccount {}",
@@ -197,26 +230,7 @@ pub async fn install(
     };
     progress.done(ce_action.as_str());
 
-    let ext = spec.name.clone();
-    let bundle = step(
-        client,
-        &names,
-        progress,
-        &format!("Waiting for ClusterExtension {ext} to be installed"),
-        async |p| extension_installed(&ce_api, &ext, &wopts, p).await,
-    )
-    .await?;
-    progress.done(&format!("Installed {} ({})", bundle.0, bundle.1));
-
-    let deployments = step(
-        client,
-        &names,
-        progress,
-        &format!("Waiting for the Deployments of {ext} to be Available"),
-        async |p| deployments_available(client, &spec.namespace, &ext, &wopts, p).await,
-    )
-    .await?;
-    progress.done(&format!("Available: {}", deployments.join(", ")));
+    let (bundle, deployments) = wait_installed(client, &names, &wopts, progress).await?;
 
     Ok(V1InstallOutcome {
         extension: spec.name.clone(),
@@ -310,17 +324,7 @@ pub async fn upgrade(
         };
         let a = ensure_catalog(client, &objects::cluster_catalog(&spec)).await?;
         progress.done(a.as_str());
-        let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
-        let name = cat.name.clone();
-        step(
-            client,
-            names,
-            progress,
-            &format!("Waiting for ClusterCatalog {name} to serve"),
-            async |p| catalog_serving(&cc_api, &name, &wopts, p).await,
-        )
-        .await?;
-        progress.done("Serving");
+        wait_serving(client, names, &wopts, progress).await?;
     }
     let mut filter = serde_json::Map::new();
     if let Some(c) = &up.channel {
@@ -341,24 +345,7 @@ pub async fn upgrade(
             .map_err(api_err(format!("updating {what}")))?;
         progress.done("updated");
     }
-    let to = step(
-        client,
-        names,
-        progress,
-        &format!("Waiting for ClusterExtension {ext} to be installed"),
-        async |p| extension_installed(&ce_api, &ext, &wopts, p).await,
-    )
-    .await?;
-    progress.done(&format!("Installed {} ({})", to.0, to.1));
-    let deployments = step(
-        client,
-        names,
-        progress,
-        &format!("Waiting for the Deployments of {ext} to be Available"),
-        async |p| deployments_available(client, &names.namespace, &ext, &wopts, p).await,
-    )
-    .await?;
-    progress.done(&format!("Available: {}", deployments.join(", ")));
+    let (to, deployments) = wait_installed(client, names, &wopts, progress).await?;
     Ok(V1UpgradeOutcome {
         extension: ext,
         from,
