@@ -152,7 +152,10 @@ mod tests {
             http_port: Some(8080),
             catalog_name: Some("Not_A_Name".into()),
         };
-        let err = image.build().err().expect("refused").to_string();
+        let Err(err) = image.build() else {
+            panic!("a bad catalog name was accepted")
+        };
+        let err = err.to_string();
         assert!(
             err.contains("\"Not_A_Name\"") && err.contains("--catalog-name"),
             "{err}"
