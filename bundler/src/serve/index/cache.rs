@@ -183,29 +183,28 @@ fn load_writing_objects<W: Write>(
     let mut hashes = Vec::with_capacity(files.len());
     let mut written = Written::default();
     let mut errors = Vec::new();
-    let mut write_error = None;
-    crate::parallel::for_each_ordered(files, 4, parse, |parsed| match parsed {
-        Err(e) => errors.push(e.to_string()),
-        Ok((part, hash, encoded)) => {
-            cfg.merge(part);
-            hashes.push(hash);
-            for (package, name, bytes, stub) in encoded {
-                if write_error.is_none()
-                    && let Err(e) = written.record(payloads, package, name, bytes, stub)
-                {
-                    write_error = Some(e);
+    // A failed payload write (a full disk) stops the parsing; parse errors are all collected.
+    let wrote = crate::parallel::try_for_each_ordered(files, 4, parse, |parsed| {
+        match parsed {
+            Err(e) => errors.push(e.to_string()),
+            Ok((part, hash, encoded)) => {
+                cfg.merge(part);
+                hashes.push(hash);
+                for (package, name, bytes, stub) in encoded {
+                    written.record(payloads, package, name, bytes, stub)?;
                 }
             }
         }
+        Ok(())
     });
-    if !errors.is_empty() {
-        return Err(CacheError::Load(errors.join("\n")));
-    }
-    if let Some(source) = write_error {
+    if let Err(source) = wrote {
         return Err(CacheError::Write {
             path: PathBuf::from(PAYLOAD_FILE),
             source,
         });
+    }
+    if !errors.is_empty() {
+        return Err(CacheError::Load(errors.join("\n")));
     }
     Ok((cfg, hashes, written))
 }
@@ -277,7 +276,14 @@ pub fn build_cache_with(
         Err(e) => {
             drop(w);
             let _ = std::fs::remove_file(&tmp_payload);
-            return Err(e);
+            // `build` knows only that it wrote the payloads: name the file.
+            return Err(match e {
+                CacheError::Write { source, .. } => CacheError::Write {
+                    path: tmp_payload,
+                    source,
+                },
+                e => e,
+            });
         }
     };
     let file = w.into_inner().map_err(|e| CacheError::Write {
