@@ -441,7 +441,7 @@ impl DeclarativeConfig {
         )
     }
 
-    /// The config as JSON (opm's compact blobs) or YAML.
+    /// The config as `opm render` writes it: JSON indented by four spaces, or YAML.
     pub fn to_text(&self, yaml: bool) -> Result<String, serde_saphyr::SerializeError> {
         if yaml {
             self.to_yaml()

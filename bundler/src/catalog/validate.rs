@@ -7,8 +7,7 @@
 //! tree, every finding is collected, sorted, and located (file, line, package/channel/bundle)
 //! with a hint on how to fix it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, btree_map};
-use std::hash::BuildHasher;
+use std::collections::{BTreeMap, BTreeSet, btree_map};
 
 use semver::Version;
 
@@ -555,10 +554,10 @@ pub fn channel_head<'a>(
 
 /// Follows `replaces` from the head (stopping at a name outside the channel or skipped by
 /// any entry) and returns the chain, or opm's cycle message.
-pub fn replaces_chain<'a, M: BuildHasher, S: BuildHasher>(
+fn replaces_chain<'a>(
     head: &'a super::declcfg::ChannelEntry,
-    by_name: &HashMap<&str, &'a super::declcfg::ChannelEntry, M>,
-    skipped: &HashSet<&str, S>,
+    by_name: &FastHashMap<&str, &'a super::declcfg::ChannelEntry>,
+    skipped: &FastHashSet<&str>,
 ) -> Result<Vec<&'a str>, String> {
     let mut chain: Vec<&str> = vec![head.name.as_str()];
     let mut cur = head;
@@ -843,34 +842,28 @@ fn extra_warnings<'a>(
     out: &mut Vec<Diagnostic>,
     warn: impl Fn(&'static str, &Source, String) -> Diagnostic,
 ) {
-    // Which of the APIs some bundle requires the catalog provides (far fewer are required than
-    // provided, so only those are kept).
-    let mut provided: FastHashMap<&Gvk, bool> = FastHashMap::default();
+    // The APIs some bundle requires that no bundle provides (far fewer are required than
+    // provided, so only those are kept, and the scan stops once all are found).
+    let mut missing: FastHashSet<&Gvk> = FastHashSet::default();
     for bs in bundles.values() {
         for (_, f) in bs.values() {
-            provided.extend(f.required_gvks.iter().map(|g| (g, false)));
+            missing.extend(&f.required_gvks);
         }
     }
-    let mut unmatched = provided.len();
-    'scan: for bs in bundles.values() {
-        for (_, f) in bs.values() {
-            for g in &f.provided {
-                if unmatched == 0 {
-                    break 'scan;
-                }
-                if let Some(found) = provided.get_mut(g)
-                    && !*found
-                {
-                    *found = true;
-                    unmatched -= 1;
-                }
-            }
+    let provided = bundles
+        .values()
+        .flat_map(|bs| bs.values())
+        .flat_map(|(_, f)| &f.provided);
+    for g in provided {
+        if missing.is_empty() {
+            break;
         }
+        missing.remove(g);
     }
     for (pkg, bs) in bundles {
         for (name, (b, f)) in bs {
             for g in &f.required_gvks {
-                if !provided[g] {
+                if missing.contains(g) {
                     out.push(
                         warn(
                             "dependency-gvk-unsatisfied",
