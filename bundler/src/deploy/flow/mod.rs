@@ -291,7 +291,7 @@ pub async fn find_subscription(
 
 mod follow;
 pub(crate) use follow::recent_events;
-pub(crate) use uninstall::delete_and_record;
+pub(crate) use uninstall::{delete_and_record, delete_if_ours};
 mod install;
 mod status;
 mod uninstall;

@@ -211,12 +211,40 @@ async fn delete_step<K>(
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync,
 {
-    let what = if ns.is_empty() {
-        format!("{kind} {name}")
-    } else {
-        format!("{kind} {ns}/{name}")
-    };
-    delete_and_record(api, name, &what, opts, progress, out).await
+    delete_and_record(api, name, &shown(kind, ns, name), opts, progress, out).await
+}
+
+/// `Kind name`, or `Kind ns/name` for a namespaced object.
+fn shown(kind: &str, ns: &str, name: &str) -> String {
+    match ns.is_empty() {
+        true => format!("{kind} {name}"),
+        false => format!("{kind} {ns}/{name}"),
+    }
+}
+
+/// [`delete_step`] for an object that may not be ours: deleted when it exists and carries our
+/// label, reported as kept when it is someone else's.
+pub(crate) async fn delete_if_ours<K>(
+    api: &Api<K>,
+    name: &str,
+    kind: &str,
+    ns: &str,
+    opts: &WaitOptions,
+    progress: &mut dyn Progress,
+    out: &mut UninstallOutcome,
+) -> Result<(), FlowError>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync,
+{
+    let what = shown(kind, ns, name);
+    match api.get_opt(name).await.map_err(api_err(&what))? {
+        None => Ok(()),
+        Some(o) if ours(o.meta()) => delete_and_record(api, name, &what, opts, progress, out).await,
+        Some(_) => {
+            out.kept.push(format!("{what} (not created by olm)"));
+            Ok(())
+        }
+    }
 }
 
 /// Deletes `name` (shown as `what`) and waits until it is gone, recording it as deleted

@@ -2,32 +2,10 @@
 //! installed), then what install created for it, when it is ours.
 
 use super::*;
-use crate::deploy::flow::delete_and_record;
+use crate::deploy::flow::{delete_and_record, delete_if_ours};
 
 /// What `uninstall --olm-v1` did, in order: the same record as OLM v0's uninstall.
 pub type V1UninstallOutcome = crate::deploy::flow::UninstallOutcome;
-
-/// Deletes an object when it exists and carries our label; reports a foreign one as kept.
-async fn delete_ours<K>(
-    api: &Api<K>,
-    name: &str,
-    what: &str,
-    opts: &WaitOptions,
-    progress: &mut dyn Progress,
-    out: &mut V1UninstallOutcome,
-) -> Result<(), FlowError>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync,
-{
-    match api.get_opt(name).await.map_err(api_err(what))? {
-        None => Ok(()),
-        Some(o) if ours(o.meta()) => delete_and_record(api, name, what, opts, progress, out).await,
-        Some(_) => {
-            out.kept.push(format!("{what} (not created by olm)"));
-            Ok(())
-        }
-    }
-}
 
 /// Removes the ClusterExtension `spec.extension` and waits until it is gone (operator-controller
 /// deletes the operator, its CRDs and RBAC with it), then the installer RBAC, ServiceAccount,
@@ -76,25 +54,18 @@ pub async fn uninstall(
     let installer = format!("{ext}-installer");
     for name in [installer.clone(), format!("{ext}-installer-grants")] {
         let api: Api<ClusterRoleBinding> = Api::all(client.clone());
-        delete_ours(
+        delete_if_ours(
             &api,
             &name,
-            &format!("ClusterRoleBinding {name}"),
+            "ClusterRoleBinding",
+            "",
             &wopts,
             progress,
             &mut out,
         )
         .await?;
         let api: Api<ClusterRole> = Api::all(client.clone());
-        delete_ours(
-            &api,
-            &name,
-            &format!("ClusterRole {name}"),
-            &wopts,
-            progress,
-            &mut out,
-        )
-        .await?;
+        delete_if_ours(&api, &name, "ClusterRole", "", &wopts, progress, &mut out).await?;
     }
     let rb_api: Api<RoleBinding> = Api::all(client.clone());
     let mut namespaced: Vec<String> = rb_api
@@ -109,31 +80,25 @@ pub async fn uninstall(
     namespaced.sort();
     for ns in namespaced {
         let api: Api<RoleBinding> = Api::namespaced(client.clone(), &ns);
-        delete_ours(
+        delete_if_ours(
             &api,
             &installer,
-            &format!("RoleBinding {ns}/{installer}"),
+            "RoleBinding",
+            &ns,
             &wopts,
             progress,
             &mut out,
         )
         .await?;
         let api: Api<Role> = Api::namespaced(client.clone(), &ns);
-        delete_ours(
-            &api,
-            &installer,
-            &format!("Role {ns}/{installer}"),
-            &wopts,
-            progress,
-            &mut out,
-        )
-        .await?;
+        delete_if_ours(&api, &installer, "Role", &ns, &wopts, progress, &mut out).await?;
     }
     let sa_api: Api<ServiceAccount> = Api::namespaced(client.clone(), &namespace);
-    delete_ours(
+    delete_if_ours(
         &sa_api,
         &account,
-        &format!("ServiceAccount {namespace}/{account}"),
+        "ServiceAccount",
+        &namespace,
         &wopts,
         progress,
         &mut out,
@@ -154,10 +119,11 @@ pub async fn uninstall(
         .collect();
     let cc_api: Api<ClusterCatalog> = Api::all(client.clone());
     if others.is_empty() {
-        delete_ours(
+        delete_if_ours(
             &cc_api,
             &catalog,
-            &format!("ClusterCatalog {catalog}"),
+            "ClusterCatalog",
+            "",
             &wopts,
             progress,
             &mut out,
@@ -170,10 +136,11 @@ pub async fn uninstall(
         ));
     }
     let ns_api: Api<Namespace> = Api::all(client.clone());
-    delete_ours(
+    delete_if_ours(
         &ns_api,
         &namespace,
-        &format!("Namespace {namespace}"),
+        "Namespace",
+        "",
         &wopts,
         progress,
         &mut out,
