@@ -21,31 +21,20 @@
 //! `catalog/`) there with `olm catalog serve` on all interfaces; the bundle images that catalog
 //! names must be pullable by the cluster.
 
+#[path = "support/olm_bin.rs"]
+mod olm_bin;
 #[path = "support/prerequisite.rs"]
 mod prerequisite;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use olm_bin::olm;
 use serde_json::{Value, json};
-
-fn olm(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(args)
-        .output()
-        .expect("run olm");
-    eprintln!(
-        "$ olm {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 #[tokio::test]
 async fn install_use_upgrade_uninstall_on_a_real_cluster() {

@@ -5,24 +5,12 @@
 //! `E2E_OLMV1=1` and `E2E_CATALOG_IMAGE` (a catalog image the cluster can pull); optional
 //! `E2E_PACKAGE` (reverse-words-operator) and `E2E_CHANNEL`. Prints a SKIP line otherwise.
 
+#[path = "support/olm_bin.rs"]
+mod olm_bin;
 #[path = "support/prerequisite.rs"]
 mod prerequisite;
 
-use std::process::{Command, Output};
-
-fn olm(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(args)
-        .output()
-        .expect("run olm");
-    eprintln!(
-        "$ olm {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+use olm_bin::olm;
 
 #[test]
 fn install_status_uninstall_with_olm_v1() {
