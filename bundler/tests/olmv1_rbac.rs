@@ -534,3 +534,24 @@ fn single_namespace_installs_get_roles_in_the_watched_namespace() {
     )));
     assert!(!have.iter().any(|g| g.2 == "clusterroles" && g.3 != "*"));
 }
+
+#[test]
+fn a_bundle_with_two_csvs_is_refused_naming_both_files() {
+    let mut bundle = BundleDir::load(&repo().join("bundle")).unwrap();
+    let mut copy = bundle
+        .manifests
+        .iter()
+        .find(|m| m.kind() == "ClusterServiceVersion")
+        .unwrap()
+        .clone();
+    copy.file = PathBuf::from("manifests/copy.clusterserviceversion.yaml");
+    bundle.manifests.push(copy);
+    let err = installer_rbac(&bundle, &target("rw", "rw-system"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("manifests/reverse-words-operator.clusterserviceversion.yaml")
+            && err.contains("manifests/copy.clusterserviceversion.yaml"),
+        "{err}"
+    );
+}

@@ -357,20 +357,22 @@ pub fn installer_rbac(bundle: &BundleDir, target: &RbacTarget) -> Result<Install
         message,
     };
     let csvs: Vec<_> = bundle.csvs().collect();
-    let csv = match csvs.as_slice() {
-        [one] => &one.object,
+    let (csv, csv_file) = match csvs.as_slice() {
+        [one] => (&one.object, one.file.display()),
         [] => return Err(fail("no ClusterServiceVersion in manifests/".into())),
-        _ => {
-            return Err(fail(
-                "more than one ClusterServiceVersion in manifests/".into(),
-            ));
+        many => {
+            let files: Vec<String> = many.iter().map(|m| m.file.display().to_string()).collect();
+            return Err(fail(format!(
+                "more than one ClusterServiceVersion in manifests/ ({}): a bundle holds one",
+                files.join(", ")
+            )));
         }
     };
     let csv_name = str_at(csv, "/metadata/name");
     if csv_name.is_empty() {
-        return Err(fail(
-            "the ClusterServiceVersion has no metadata.name".into(),
-        ));
+        return Err(fail(format!(
+            "{csv_file}: the ClusterServiceVersion has no metadata.name"
+        )));
     }
     let install = csv
         .pointer("/spec/install/spec")
