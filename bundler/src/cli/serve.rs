@@ -83,10 +83,9 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             tracing::warn!(path = %path.display(), error = %we, "cannot write termination log");
         }
     }
-    match result {
-        Err(e) if matches!(e.downcast_ref(), Some(ops::ServeStartError::Usage(_))) => Ok(usage(e)),
-        r => r,
-    }
+    // Usage mistakes exit 1 here, as `opm serve` exits: scripts and pods written for opm
+    // read that code.
+    result
 }
 
 async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {

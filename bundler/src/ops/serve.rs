@@ -66,7 +66,8 @@ pub struct ServeRequest {
 
 #[derive(Debug, Error)]
 pub enum ServeStartError {
-    /// The flags do not fit together, or name nothing to serve (exit code 2).
+    /// The flags do not fit together, or name nothing to serve (`olm catalog serve` exits 1
+    /// with it, as `opm serve` does).
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
