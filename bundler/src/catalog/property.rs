@@ -291,6 +291,12 @@ pub struct PropertyError {
 /// Deserialises raw JSON into `T`; the message leaves out serde_json's position inside the
 /// value, which means nothing to a reader of the catalog file.
 fn typed<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, String> {
+    // Every typed value is a struct, which Go's encoding/json fills from an object only;
+    // serde would also fill one from an array, in field order.
+    if raw.get().starts_with('[') {
+        let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("");
+        return Err(format!("invalid type: sequence, expected struct {name}"));
+    }
     serde_json::from_str(raw.get()).map_err(|e| {
         let m = e.to_string();
         match m.rfind(" at line ") {
@@ -513,6 +519,25 @@ mod tests {
         );
         let missing = Property::new("x", &Value::Null);
         assert!(missing.parse(0).is_err());
+    }
+
+    #[test]
+    fn arrays_do_not_fill_typed_values() {
+        // opm (encoding/json) refuses an array where the struct is expected.
+        for (ty, name) in [
+            (TYPE_GVK, "Gvk"),
+            (TYPE_GVK_REQUIRED, "Gvk"),
+            (TYPE_PACKAGE, "PackageProperty"),
+            (TYPE_PACKAGE_REQUIRED, "PackageRequired"),
+            (TYPE_BUNDLE_OBJECT, "BundleObject"),
+        ] {
+            let p = Property::new(ty, &json!(["a", "b", "c"]));
+            let e = p.parse(1).unwrap_err().to_string();
+            assert!(
+                e.ends_with(&format!("invalid type: sequence, expected struct {name}")),
+                "{ty}: {e}"
+            );
+        }
     }
 
     #[test]
