@@ -153,15 +153,17 @@ pub fn load_files(files: &[PathBuf]) -> Result<DeclarativeConfig, LoadErrors> {
 
 /// [`load_files`], keeping only what `keep` says.
 pub fn load_files_keeping(files: &[PathBuf], keep: Keep) -> Result<DeclarativeConfig, LoadErrors> {
-    load_files_with(files, keep, |_| ()).map(|(cfg, _)| cfg)
+    load_files_with(files, keep, |_, _| ()).map(|(cfg, _)| cfg)
 }
 
-/// [`load_files_keeping`], also giving `per_file` of each file's bytes (in `files` order) while
-/// they are in memory: the server hashes the catalog this way instead of reading it twice.
+/// [`load_files_keeping`], also handing each file's bytes and blobs to `per_file`, on the
+/// core that read them, and giving its results in `files` order. What `per_file` takes out of
+/// the blobs is never held for the whole catalog (validation checks each bundle's properties
+/// there, then drops them).
 pub fn load_files_with<T: Send>(
     files: &[PathBuf],
     keep: Keep,
-    per_file: impl Fn(&[u8]) -> T + Sync,
+    per_file: impl Fn(&[u8], &mut DeclarativeConfig) -> T + Sync,
 ) -> Result<(DeclarativeConfig, Vec<T>), LoadErrors> {
     // Largest files first, so that a big file met last does not keep one core busy while
     // the others idle (the results are in `files` order all the same). A file whose size is
@@ -176,8 +178,8 @@ pub fn load_files_with<T: Send>(
         }
         BUFFER.with_borrow_mut(|bytes| {
             yaml::read_file_into(path, bytes)?;
-            let extra = per_file(bytes);
-            let cfg = load_bytes_keeping(path, bytes, keep)?;
+            let mut cfg = load_bytes_keeping(path, bytes, keep)?;
+            let extra = per_file(bytes, &mut cfg);
             Ok::<_, LoadError>((cfg, extra))
         })
     });

@@ -8,6 +8,7 @@
 //! with a hint on how to fix it.
 
 use std::collections::{BTreeMap, BTreeSet, btree_map};
+use std::path::Path;
 
 use semver::Version;
 
@@ -16,6 +17,7 @@ use super::declcfg::{
 };
 use super::diagnostic::{Diagnostic, Report, Severity};
 use super::fast_hash::{FastHashMap, FastHashSet, map_with_capacity, set_with_capacity};
+use super::load::{self, Keep, LoadErrors};
 use super::property::{Gvk, PackageRequired, TypedProperty};
 use crate::grammar::semver_range::{self, Range, SemverError};
 
@@ -183,6 +185,83 @@ fn image_checks(b: &Bundle, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// One bundle's findings and facts, from nothing but the bundle: its properties, version and
+/// image references.
+#[derive(Debug)]
+pub struct BundleCheck {
+    pub facts: BundleFacts,
+    diags: Vec<Diagnostic>,
+}
+
+/// Checks what needs nothing but the bundle itself.
+pub fn check_bundle(b: &Bundle) -> BundleCheck {
+    let mut diags = Vec::new();
+    let facts = bundle_facts(b, &mut diags);
+    image_checks(b, &mut diags);
+    BundleCheck { facts, diags }
+}
+
+/// A catalog whose bundles were checked one at a time as their files were read, each
+/// bundle's properties and related images dropped once checked: validation reads them no
+/// further, so a large catalog's are never all held at once.
+#[derive(Debug)]
+pub struct Checked {
+    cfg: DeclarativeConfig,
+    /// `checks[i]` is `cfg.bundles[i]`'s, without the APIs provided.
+    checks: Vec<BundleCheck>,
+    /// Every API some bundle provides, taken out of the checks: validation asks only whether
+    /// an API is provided, and bundles provide a few APIs many times over (11,025 `olm.gvk`
+    /// properties name 145 APIs in community-operators v4.20).
+    provided: FastHashSet<Gvk>,
+}
+
+impl Checked {
+    /// Loads the catalog files under `root` as [`Keep::Structure`] does, checking each file's
+    /// bundles on the core that read it.
+    pub fn load(root: &Path) -> Result<Checked, LoadErrors> {
+        let files = load::catalog_files(root).map_err(|e| LoadErrors(vec![e]))?;
+        let (cfg, per_file) = load::load_files_with(&files, Keep::Structure, |_, file| {
+            let mut provided = FastHashSet::default();
+            let checks = file
+                .bundles
+                .iter_mut()
+                .map(|b| {
+                    let mut check = check_bundle(b);
+                    provided.extend(std::mem::take(&mut check.facts.provided));
+                    b.properties = Vec::new();
+                    b.related_images = Vec::new();
+                    check
+                })
+                .collect::<Vec<_>>();
+            (checks, provided)
+        })?;
+        // Files merge in order, so their checks line up with the merged bundles.
+        let mut checks = Vec::with_capacity(cfg.bundles.len());
+        let mut provided = FastHashSet::default();
+        for (file_checks, file_provided) in per_file {
+            checks.extend(file_checks);
+            provided.extend(file_provided);
+        }
+        debug_assert_eq!(checks.len(), cfg.bundles.len());
+        Ok(Checked {
+            cfg,
+            checks,
+            provided,
+        })
+    }
+
+    /// Runs every other check and returns the sorted findings.
+    pub fn validate(&mut self) -> Report {
+        let checks = std::mem::take(&mut self.checks);
+        validate_checked(&self.cfg, checks, &self.provided).0
+    }
+
+    /// The catalog as loaded, without the properties and related images of its bundles.
+    pub fn into_config(self) -> DeclarativeConfig {
+        self.cfg
+    }
+}
+
 /// Runs every check and returns the sorted findings.
 pub fn validate(cfg: &DeclarativeConfig) -> Report {
     validate_with_facts(cfg).0
@@ -191,6 +270,17 @@ pub fn validate(cfg: &DeclarativeConfig) -> Report {
 /// [`validate`], also giving each bundle's facts (in `cfg.bundles` order) so the model can be
 /// built without parsing every property a second time.
 pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>) {
+    let checks = crate::parallel::map(&cfg.bundles, check_bundle);
+    validate_checked(cfg, checks, &FastHashSet::default())
+}
+
+/// [`validate_with_facts`] with each bundle's own checks done already (`checks[i]` is
+/// `cfg.bundles[i]`'s); `provided` holds APIs provided beyond those in the checks' facts.
+fn validate_checked(
+    cfg: &DeclarativeConfig,
+    checks: Vec<BundleCheck>,
+    provided: &FastHashSet<Gvk>,
+) -> (Report, Vec<BundleFacts>) {
     let mut out: Vec<Diagnostic> = Vec::new();
     let err = |rule, src: &Source, msg: String| Diagnostic::new(Severity::Error, rule, src, msg);
     let warn = |rule, src: &Source, msg: String| Diagnostic::new(Severity::Warning, rule, src, msg);
@@ -302,17 +392,11 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
 
     // Bundles.
     let mut bundles: BTreeMap<&str, PkgBundles> = BTreeMap::new();
-    // What needs nothing but the bundle itself (its properties, version and image references)
-    // is checked on all cores up front; the findings are placed in catalog order below, where
-    // the loop reaches each bundle, so the report is the same as checking them in the loop.
-    let (per_bundle_diags, facts): (Vec<_>, Vec<_>) = crate::parallel::map(&cfg.bundles, |b| {
-        let mut diags = Vec::new();
-        let facts = bundle_facts(b, &mut diags);
-        image_checks(b, &mut diags);
-        (diags, facts)
-    })
-    .into_iter()
-    .unzip();
+    // Each bundle's own checks were made up front (on all cores); their findings are placed
+    // in catalog order below, where the loop reaches each bundle, so the report is the same
+    // as checking them in the loop.
+    let (per_bundle_diags, facts): (Vec<_>, Vec<_>) =
+        checks.into_iter().map(|c| (c.diags, c.facts)).unzip();
     for ((b, diags), facts) in cfg.bundles.iter().zip(per_bundle_diags).zip(&facts) {
         if b.package.is_empty() {
             out.push(
@@ -502,7 +586,15 @@ pub fn validate_with_facts(cfg: &DeclarativeConfig) -> (Report, Vec<BundleFacts>
     }
 
     validate_deprecations(cfg, &packages, &channels, &bundles, &mut out);
-    extra_warnings(cfg, &channels, &bundles, &mut skip_ranges, &mut out, warn);
+    extra_warnings(
+        cfg,
+        &channels,
+        &bundles,
+        provided,
+        &mut skip_ranges,
+        &mut out,
+        warn,
+    );
 
     let mut report = Report { diagnostics: out };
     report.sort();
@@ -838,6 +930,7 @@ fn extra_warnings<'a>(
     cfg: &DeclarativeConfig,
     channels: &BTreeMap<&str, BTreeMap<&str, &'a Channel>>,
     bundles: &BTreeMap<&str, PkgBundles>,
+    provided_elsewhere: &FastHashSet<Gvk>,
     skip_ranges: &mut SkipRanges<'a>,
     out: &mut Vec<Diagnostic>,
     warn: impl Fn(&'static str, &Source, String) -> Diagnostic,
@@ -860,6 +953,7 @@ fn extra_warnings<'a>(
         }
         missing.remove(g);
     }
+    missing.retain(|g| !provided_elsewhere.contains(*g));
     for (pkg, bs) in bundles {
         for (name, (b, f)) in bs {
             for g in &f.required_gvks {
@@ -1005,7 +1099,98 @@ mod tests {
 
     fn report(yaml: &str) -> Report {
         let cfg = load_bytes(Path::new("c.yaml"), yaml.as_bytes()).unwrap();
-        validate(&cfg)
+        let report = validate(&cfg);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.yaml"), yaml).unwrap();
+        assert_same_as_checked(&report, dir.path(), &format!("{}/", dir.path().display()));
+        report
+    }
+
+    /// Validation as `olm catalog validate` runs it (each bundle checked as its file is read,
+    /// then stripped) must say exactly what validating the whole loaded catalog says.
+    fn assert_same_as_checked(whole: &Report, dir: &Path, prefix: &str) {
+        let checked = Checked::load(dir).unwrap().validate();
+        assert_eq!(
+            checked.to_json().replace(prefix, ""),
+            whole.to_json().replace(prefix, ""),
+            "{}",
+            dir.display()
+        );
+    }
+
+    #[test]
+    fn checked_loads_agree_with_whole_validation() {
+        // Findings from each bundle's own checks, spread over several files: a required API
+        // provided only in another file, one provided nowhere, bad properties and images, a
+        // bundle repeated in a second file (its own findings must not be reported twice).
+        let dir = tempfile::tempdir().unwrap();
+        let gvk = |kind: &str| {
+            format!("- type: olm.gvk\n  value: {{group: x.io, kind: {kind}, version: v1}}\n")
+        };
+        let required = |kind: &str| {
+            format!(
+                "- type: olm.gvk.required\n  value: {{group: x.io, kind: {kind}, version: v1}}\n"
+            )
+        };
+        let a = GOOD.replace(
+            "value: {packageName: foo, version: 0.2.0}\n",
+            &format!(
+                "value: {{packageName: foo, version: 0.2.0}}\n{}{}{}- type: olm.package.required\n  value: {{packageName: nope, versionRange: '>=1.0.0'}}\nrelatedImages:\n- name: bad\n  image: 'not an image!'\n",
+                gvk("A"),
+                required("B"),
+                required("Z")
+            ),
+        );
+        std::fs::write(dir.path().join("a.yaml"), &a).unwrap();
+        let b = format!(
+            "schema: olm.package\nname: bar\ndefaultChannel: s\n---\nschema: olm.channel\nname: s\npackage: bar\nentries:\n- name: bar.v1.0.0\n- name: bar.v1.0.1\n  replaces: bar.v1.0.0\n---\nschema: olm.bundle\nname: bar.v1.0.0\npackage: bar\nimage: quay.io/x/bar:1\nproperties:\n- type: olm.package\n  value: {{packageName: bar, version: 1.0.0}}\n{}---\nschema: olm.bundle\nname: bar.v1.0.1\npackage: bar\nimage: 'Bad Image'\nproperties:\n- type: olm.package\n  value: {{packageName: bar, version: v1}}\n- type: olm.package.required\n  value: just-a-string\n---\nschema: olm.bundle\nname: foo.v0.1.0\npackage: foo\nimage: 'x y'\n",
+            gvk("B")
+        );
+        std::fs::write(dir.path().join("b.yaml"), &b).unwrap();
+        let whole = validate(&crate::catalog::load::load_dir(dir.path()).unwrap());
+        let rules: BTreeSet<&str> = whole.diagnostics.iter().map(|d| d.rule).collect();
+        for rule in [
+            "dependency-gvk-unsatisfied",
+            "dependency-package-unsatisfied",
+            "bundle-related-image-invalid",
+            "bundle-image-invalid",
+            "bundle-property-invalid",
+            "bundle-duplicate",
+        ] {
+            assert!(rules.contains(rule), "{rule}: {}", whole.to_text());
+        }
+        assert_eq!(
+            whole
+                .diagnostics
+                .iter()
+                .filter(|d| d.rule == "dependency-gvk-unsatisfied")
+                .count(),
+            1,
+            "{}",
+            whole.to_text()
+        );
+        assert_same_as_checked(&whole, dir.path(), "");
+
+        // Every shared catalog.
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let shared = [
+            manifest.join("../../shared/data/catalogs"),
+            manifest.join("../../../shared/data/catalogs"),
+        ];
+        let Some(root) = shared.iter().find(|p| p.is_dir()) else {
+            return;
+        };
+        let mut seen = 0;
+        for repo in std::fs::read_dir(root).unwrap() {
+            let versions = repo.unwrap().path().join("catalogs");
+            for v in std::fs::read_dir(&versions).into_iter().flatten() {
+                let dir = v.unwrap().path();
+                let whole = validate(&crate::catalog::load::load_dir(&dir).unwrap());
+                assert_same_as_checked(&whole, &dir, "");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 5, "{seen}");
     }
 
     const GOOD: &str = r#"---

@@ -7,6 +7,7 @@ use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::diagnostic::{Diagnostic, Report, Severity};
 use crate::catalog::load::{self, LoadErrors};
 use crate::catalog::olmv1::{self, PackageVerdict};
+use crate::catalog::validate::Checked;
 
 /// Which OLM v1 feature set `--olmv1` judges for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,8 +19,8 @@ pub enum Olmv1 {
 /// What validation found.
 #[derive(Debug)]
 pub struct Validated {
-    /// The catalog as validated (its manifests dropped); `None` when it did not load. Handed
-    /// back so a process about to exit can skip freeing it.
+    /// The catalog as validated (its bundles' properties and related images dropped); `None`
+    /// when it did not load. Handed back so a process about to exit can skip freeing it.
     pub catalog: Option<DeclarativeConfig>,
     pub report: Report,
     /// The OLM v1 verdicts, when asked for and the catalog has no errors.
@@ -31,10 +32,10 @@ pub struct Validated {
 /// Loads and validates `dir`; load failures become error diagnostics so they print the same
 /// way as rule violations.
 pub fn validate(dir: &Path, strict: bool, olmv1: Option<Olmv1>) -> Result<Validated, LoadErrors> {
-    let (catalog, report) = match load::load_dir_keeping(dir, load::Keep::Structure) {
-        Ok(cfg) => {
-            let report = crate::catalog::validate::validate(&cfg);
-            (Some(cfg), report)
+    let (catalog, report) = match Checked::load(dir) {
+        Ok(mut checked) => {
+            let report = checked.validate();
+            (Some(checked.into_config()), report)
         }
         Err(errs) => (None, load_report(errs)),
     };
