@@ -16,7 +16,7 @@ use granit_parser::ScalarStyle;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::tree;
+use super::{scan, tree};
 
 /// Deeper than this, the general path decides (and serde-saphyr's depth budget).
 const MAX_DEPTH: usize = 200;
@@ -90,22 +90,7 @@ fn parse_with(text: &str, lean: bool, raw: bool) -> Option<RawRead> {
     if !plain_text(text) {
         return None;
     }
-    let mut r = Reader {
-        text,
-        pos: 0,
-        peeked: None,
-        lean,
-        skip: false,
-        skipped: false,
-        keys: Vec::new(),
-        raw,
-        json: None,
-        scratch: Vec::new(),
-        values: Vec::new(),
-        pending: None,
-        item: None,
-        whole_item: false,
-    };
+    let mut r = Reader::new(text, lean, raw);
     let first = r.peek().ok()??;
     if first.indent != 0 {
         return None;
@@ -131,8 +116,9 @@ fn parse_with(text: &str, lean: bool, raw: bool) -> Option<RawRead> {
 fn plain_text(text: &str) -> bool {
     let bytes = text.as_bytes();
     // Bytes in blocks, with arithmetic the compiler turns into vector instructions (a check
-    // with early exits costs over ten instructions a byte).
-    let mut blocks = bytes.chunks_exact(32);
+    // with early exits costs over ten instructions a byte); blocks long enough that gathering
+    // a block's verdict from the vector costs little beside reading it.
+    let mut blocks = bytes.chunks_exact(256);
     let mut high = 0u8;
     for block in &mut blocks {
         let mut bad = 0u8;
@@ -170,7 +156,7 @@ fn has_unusual_character(bytes: &[u8]) -> bool {
 }
 
 /// One line: its indentation and the text after it (without the line feed).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Line<'a> {
     indent: usize,
     content: &'a str,
@@ -178,9 +164,26 @@ struct Line<'a> {
     next: usize,
     /// Whether the line ends in a line feed (not the end of the text).
     newline: bool,
+    /// Where `content` splits as `key: value` or `key:`: its first `:` followed by a space or
+    /// the line's end. Found while looking for the line's end, so no later pass looks again.
+    key_len: Option<usize>,
+    /// Whether `content` has such a `:` after that first one, or a `#` after a space: a plain
+    /// scalar written there would end at it (a comment, or a nested key).
+    marks: bool,
 }
 
-impl Line<'_> {
+impl<'a> Line<'a> {
+    /// The line from `content`'s byte `from` on, at column `indent` (the mapping in a
+    /// `- key: value` entry).
+    fn rest(self, from: usize, indent: usize) -> Line<'a> {
+        Line {
+            indent,
+            content: &self.content[from..],
+            key_len: self.key_len.map(|k| k - from),
+            ..self
+        }
+    }
+
     /// A line [`Reader::peek`] passes over.
     fn blank_or_comment(&self) -> bool {
         self.content.is_empty() || self.content.starts_with('#')
@@ -248,6 +251,26 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of `text` (which passed [`plain_text`]).
+    fn new(text: &'a str, lean: bool, raw: bool) -> Self {
+        Reader {
+            text,
+            pos: 0,
+            peeked: None,
+            lean,
+            skip: false,
+            skipped: false,
+            keys: Vec::new(),
+            raw,
+            json: None,
+            scratch: Vec::new(),
+            values: Vec::new(),
+            pending: None,
+            item: None,
+            whole_item: false,
+        }
+    }
+
     /// The JSON being written, when values write themselves instead of being built.
     fn out(&mut self) -> Option<&mut Vec<u8>> {
         match self.skip {
@@ -261,30 +284,99 @@ impl<'a> Reader<'a> {
     fn give(&mut self, v: Value) -> Value {
         match self.out() {
             Some(out) => {
-                // Writing a value to memory cannot fail.
-                let _ = serde_json::to_writer(out, &v);
+                match &v {
+                    Value::String(s) => write_str(out, s),
+                    // Writing a value to memory cannot fail.
+                    _ => drop(serde_json::to_writer(out, &v)),
+                }
                 Value::Null
             }
             None => v,
         }
     }
 
+    /// The line starting at `pos`, its key separator and marks found in the same pass that
+    /// finds its end: sixteen bytes at a time, looking closer only at line feeds, `:` and
+    /// `#`; past [`SHORT_LINE`] bytes, with memchr.
     fn line_at(&self, pos: usize) -> Option<Line<'a>> {
-        if pos >= self.text.len() {
+        let bytes = self.text.as_bytes();
+        if pos >= bytes.len() {
             return None;
         }
-        let rest = &self.text[pos..];
-        let (raw, next, newline) = match memchr::memchr(b'\n', rest.as_bytes()) {
-            Some(i) => (&rest[..i], pos + i + 1, true),
-            None => (rest, self.text.len(), false),
+        let indent = leading_spaces(&bytes[pos..]);
+        let start = pos + indent;
+        let mut marks = Marks::default();
+        let mut at = start;
+        let end = loop {
+            if at - start >= SHORT_LINE {
+                let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+                for i in memchr::memchr2_iter(b':', b'#', &bytes[at..end]) {
+                    marks.add(bytes, start, at + i);
+                }
+                break end;
+            }
+            let (newlines, specials) = scan::line_marks(&scan::chunk_at(bytes, at));
+            // The `:` and `#` before the line's end (all of them when it is not here).
+            let before = (newlines & newlines.wrapping_neg()).wrapping_sub(1);
+            let mut hits = specials & before;
+            while hits != 0 {
+                marks.add(bytes, start, at + hits.trailing_zeros() as usize);
+                hits &= hits - 1;
+            }
+            if newlines != 0 {
+                break at + newlines.trailing_zeros() as usize;
+            }
+            at += 16;
+            if at >= bytes.len() {
+                break bytes.len();
+            }
         };
-        let indent = leading_spaces(raw.as_bytes());
-        Some(Line {
+        Some(self.line_from(pos, indent, end, marks.key_len, marks.marks))
+    }
+
+    /// The line starting at `pos` inside a quoted or block scalar, where only its end and
+    /// indentation matter: its `key_len` and `marks` are not looked for (`None`, `false`).
+    fn text_line_at(&self, pos: usize) -> Option<Line<'a>> {
+        let bytes = self.text.as_bytes();
+        if pos >= bytes.len() {
+            return None;
+        }
+        let indent = leading_spaces(&bytes[pos..]);
+        let start = pos + indent;
+        let mut at = start;
+        let end = loop {
+            if at - start >= SHORT_LINE {
+                break memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+            }
+            let (newlines, _) = scan::line_marks(&scan::chunk_at(bytes, at));
+            if newlines != 0 {
+                break at + newlines.trailing_zeros() as usize;
+            }
+            at += 16;
+            if at >= bytes.len() {
+                break bytes.len();
+            }
+        };
+        Some(self.line_from(pos, indent, end, None, false))
+    }
+
+    /// The line from `pos` to `end` (a line feed, or the end of the text).
+    fn line_from(
+        &self,
+        pos: usize,
+        indent: usize,
+        end: usize,
+        key_len: Option<usize>,
+        marks: bool,
+    ) -> Line<'a> {
+        Line {
             indent,
-            content: &raw[indent..],
-            next,
-            newline,
-        })
+            content: &self.text[pos + indent..end],
+            next: (end + 1).min(self.text.len()),
+            newline: end < self.text.len(),
+            key_len,
+            marks,
+        }
     }
 
     /// Keeps `line`, which starts at `at`, for the next [`peek`](Self::peek) when reading
@@ -344,11 +436,12 @@ impl<'a> Reader<'a> {
             if is_item(line.content) {
                 return Err(Bail);
             }
-            let (key, rest) = split_key(line.content).ok_or(Bail)?;
-            check_key(key)?;
+            let k = line.key_len.ok_or(Bail)?;
+            let (key, rest) = (&line.content[..k], &line.content[k + 1..]);
+            let escaped = check_key(key)?;
             self.pos = line.next;
             if listed {
-                if self.keys[keys_from..].contains(&key) {
+                if repeats(&self.keys[keys_from..], key) {
                     return Err(Bail); // a repeat: the general path decides, as in `parse`
                 }
                 self.keys.push(key);
@@ -356,7 +449,10 @@ impl<'a> Reader<'a> {
             let first_key = self.keys.len() == keys_from + 1;
             if let Some(out) = self.out() {
                 out.push(if first_key { b'{' } else { b',' });
-                let _ = serde_json::to_writer(&mut *out, key);
+                match escaped {
+                    true => write_str(out, key),
+                    false => write_unescaped(out, key),
+                }
                 out.push(b':');
             }
             // A property's value is written as JSON (a lean read's bundle object excepted:
@@ -383,7 +479,7 @@ impl<'a> Reader<'a> {
                     };
                     self.nested(indent, true, depth, role)?
                 }
-                v => self.inline(v, indent)?,
+                v => self.inline(v, indent, line.marks)?,
             };
             if let Some(json) = self.json.take_if(|_| raw_value) {
                 // serde_json writes UTF-8.
@@ -490,17 +586,12 @@ impl<'a> Reader<'a> {
                 self.nested(indent, false, depth, role)?
             } else if is_item(v) || v.starts_with('#') {
                 return Err(Bail); // `- - x`, or a comment
-            } else if split_key(v).is_some() {
+            } else if line.key_len.is_some() {
                 // `- key: value`: a mapping whose keys line up with this one's.
-                let column = indent + 1 + (rest.len() - v.len());
-                let first = Line {
-                    indent: column,
-                    content: v,
-                    ..line
-                };
-                self.map(first, depth + 1, properties)?
+                let from = line.content.len() - v.len();
+                self.map(line.rest(from, indent + from), depth + 1, properties)?
             } else {
-                self.inline(v, indent)?
+                self.inline(v, indent, line.marks)?
             };
             if properties && self.raw {
                 let read = match self.item.take() {
@@ -564,14 +655,14 @@ impl<'a> Reader<'a> {
     }
 
     /// A value written after its key or entry indicator (`v` is not empty, starts with no
-    /// space); `parent` is the column of the collection holding it.
-    fn inline(&mut self, v: &'a str, parent: usize) -> R<Value> {
-        Ok(match self.inline_value(v, parent)? {
+    /// space); `parent` is the column of the collection holding it, `marks` the
+    /// [`Line::marks`] of its line.
+    fn inline(&mut self, v: &'a str, parent: usize, marks: bool) -> R<Value> {
+        Ok(match self.inline_value(v, parent, marks)? {
             Scalar::Built(value) => self.give(value),
             Scalar::Text(text) => match self.out() {
                 Some(out) => {
-                    // Writing a string to memory cannot fail.
-                    let _ = serde_json::to_writer(out, &*text);
+                    write_str(out, &text);
                     Value::Null
                 }
                 None => Value::String(text.into_owned()),
@@ -579,7 +670,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn inline_value(&mut self, v: &'a str, parent: usize) -> R<Scalar<'a>> {
+    fn inline_value(&mut self, v: &'a str, parent: usize, marks: bool) -> R<Scalar<'a>> {
         let bytes = v.as_bytes();
         let build = !self.skip;
         let string = |s: String| match build {
@@ -596,19 +687,23 @@ impl<'a> Reader<'a> {
                 _ => Err(Bail),
             },
             b'-' if bytes.get(1).is_some_and(|b| *b != b' ' && *b != b'-') => {
-                self.plain_lines(v, parent)
+                self.plain_lines(v, parent, marks)
             }
             b'-' | b'?' | b':' | b',' | b']' | b'}' | b'#' | b'&' | b'*' | b'!' | b'%' | b'@'
             | b'`' => Err(Bail),
-            _ => self.plain_lines(v, parent),
+            _ => self.plain_lines(v, parent, marks),
         }
     }
 
     /// A plain scalar starting with `v`, continued on the following lines that are indented
     /// deeper than `parent`: go-yaml wraps long strings this way (at about 80 columns), so
     /// most `olm.csv.metadata` descriptions span lines. Lines fold as YAML folds them: one
-    /// line break becomes a space, n empty lines become n line feeds.
-    fn plain_lines(&mut self, v: &'a str, parent: usize) -> R<Scalar<'a>> {
+    /// line break becomes a space, n empty lines become n line feeds. With `marks` (a comment
+    /// or another key after `v` on its line), the general path reads it.
+    fn plain_lines(&mut self, v: &'a str, parent: usize, marks: bool) -> R<Scalar<'a>> {
+        if marks {
+            return Err(Bail);
+        }
         let first = plain_first(v)?;
         let build = !self.skip;
         let mut folded: Option<String> = None;
@@ -626,7 +721,7 @@ impl<'a> Reader<'a> {
                 self.remember(pos, l);
                 break;
             }
-            if !plain_continuation(c) {
+            if !plain_continuation(&l, c) {
                 return Err(Bail);
             }
             continued = true;
@@ -674,7 +769,7 @@ impl<'a> Reader<'a> {
         let mut empties = 0;
         let mut pos = self.pos;
         loop {
-            let l = self.line_at(pos).ok_or(Bail)?;
+            let l = self.text_line_at(pos).ok_or(Bail)?;
             pos = l.next;
             if l.content.trim_end_matches(' ').is_empty() {
                 if escaped_break {
@@ -716,8 +811,7 @@ impl<'a> Reader<'a> {
         let mut content_indent = None;
         let mut pos = self.pos;
         let mut last_newline = true;
-        let mut after = None;
-        while let Some(l) = self.line_at(pos) {
+        while let Some(l) = self.text_line_at(pos) {
             if l.content.is_empty() {
                 // An empty line: leading ones, or ones with spaces beyond the content's
                 // indentation, follow rules this reader leaves to the general path.
@@ -732,16 +826,11 @@ impl<'a> Reader<'a> {
                 pos = l.next;
                 continue;
             }
+            // The line after the scalar is left for `peek`, which looks for its key.
             let ci = match content_indent {
-                Some(ci) if l.indent < ci => {
-                    after = Some(l);
-                    break;
-                }
+                Some(ci) if l.indent < ci => break,
                 Some(ci) => ci,
-                None if l.indent <= parent => {
-                    after = Some(l);
-                    break;
-                }
+                None if l.indent <= parent => break,
                 None => *content_indent.insert(l.indent),
             };
             if !literal && (l.indent > ci || l.content.ends_with(' ')) {
@@ -763,9 +852,6 @@ impl<'a> Reader<'a> {
             return Err(Bail); // empty scalars and a final line without its line feed
         }
         self.pos = pos;
-        if let Some(l) = after {
-            self.remember(pos, l);
-        }
         if !build {
             return Ok(String::new());
         }
@@ -804,6 +890,34 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// How much of a line [`Reader::line_at`] reads eight bytes at a time before handing the rest
+/// to memchr, whose calls cost more than short lines do but which reads long ones (icons,
+/// bundle objects) many times faster.
+const SHORT_LINE: usize = 128;
+
+/// What [`Reader::line_at`] finds at the `:` and `#` bytes of a line.
+#[derive(Default)]
+struct Marks {
+    /// [`Line::key_len`].
+    key_len: Option<usize>,
+    /// [`Line::marks`].
+    marks: bool,
+}
+
+impl Marks {
+    /// Takes in the `:` or `#` at `i` of the line whose content starts at `start`.
+    fn add(&mut self, bytes: &[u8], start: usize, i: usize) {
+        if bytes[i] == b':' {
+            if matches!(bytes.get(i + 1), None | Some(b' ' | b'\n')) {
+                self.marks |= self.key_len.is_some();
+                self.key_len = self.key_len.or(Some(i - start));
+            }
+        } else {
+            self.marks |= i > start && bytes[i - 1] == b' ';
+        }
+    }
+}
+
 /// How many spaces `line` starts with (eight at a time: catalog lines are deeply indented).
 fn leading_spaces(line: &[u8]) -> usize {
     const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
@@ -818,7 +932,9 @@ fn leading_spaces(line: &[u8]) -> usize {
     n + line[n..].iter().take_while(|&&b| b == b' ').count()
 }
 
-/// Splits `key: value` / `key:` at the first `:` followed by a space or the line's end.
+/// Splits `key: value` / `key:` at the first `:` followed by a space or the line's end (what
+/// [`Reader::line_at`] finds as it reads the line).
+#[cfg(test)]
 fn split_key(content: &str) -> Option<(&str, &str)> {
     let bytes = content.as_bytes();
     let mut from = 0;
@@ -831,9 +947,43 @@ fn split_key(content: &str) -> Option<(&str, &str)> {
     }
 }
 
+/// Whether `key` (not empty) is one of `keys`: lengths and first bytes tell most keys apart
+/// without a call to compare the rest.
+fn repeats(keys: &[&str], key: &str) -> bool {
+    let first = key.as_bytes()[0];
+    keys.iter()
+        .any(|k| k.len() == key.len() && k.as_bytes()[0] == first && *k == key)
+}
+
+/// In [`KEY_BYTES`], a byte that needs the general parser's rules in a key.
+const KEY_BAIL: u8 = 1;
+/// In [`KEY_BYTES`], a byte JSON writes escaped.
+const KEY_ESCAPED: u8 = 2;
+
+/// What each byte of a key needs: one table look-up a byte, instead of comparing each byte
+/// with every character in turn.
+const KEY_BYTES: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = KEY_ESCAPED;
+        b += 1;
+    }
+    table[b'"' as usize] = KEY_ESCAPED;
+    table[b'\\' as usize] = KEY_ESCAPED;
+    let bail = *b"#,[]{}";
+    let mut i = 0;
+    while i < bail.len() {
+        table[bail[i] as usize] = KEY_BAIL;
+        i += 1;
+    }
+    table
+};
+
 /// A plain key serde-saphyr reads as exactly its text, without characters that would need
 /// the general parser's rules (comments, flow indicators, quotes, leading indicators).
-fn check_key(key: &str) -> R<()> {
+/// Returns whether JSON writes it with escapes.
+fn check_key(key: &str) -> R<bool> {
     let bytes = key.as_bytes();
     let leading_ok = !matches!(
         bytes.first(),
@@ -858,27 +1008,89 @@ fn check_key(key: &str) -> R<()> {
                 | b'`'
         )
     );
+    let found = bytes
+        .iter()
+        .fold(0, |found, &b| found | KEY_BYTES[usize::from(b)]);
     let ok = leading_ok
         && key.len() <= MAX_KEY
         && !key.ends_with(' ')
-        && !bytes
-            .iter()
-            .any(|b| matches!(b, b'#' | b',' | b'[' | b']' | b'{' | b'}'))
+        && found & KEY_BAIL == 0
         && tree::is_plain_string(key);
-    if ok { Ok(()) } else { Err(Bail) }
+    if ok {
+        Ok(found & KEY_ESCAPED != 0)
+    } else {
+        Err(Bail)
+    }
 }
 
-/// The first line of a plain scalar, without trailing spaces.
+/// Writes `s` as serde_json writes a string, the text between escapes copied whole (serde_json
+/// looks up each byte in turn): most strings have nothing to escape.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut copied = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let mut escapes = scan::escapes(&scan::chunk_at(bytes, at));
+        while escapes != 0 {
+            let i = at + escapes.trailing_zeros() as usize;
+            escapes &= escapes - 1;
+            if i >= bytes.len() {
+                break; // the zeros past the end
+            }
+            out.extend_from_slice(&bytes[copied..i]);
+            write_escape(out, bytes[i]);
+            copied = i + 1;
+        }
+        at += 16;
+    }
+    out.extend_from_slice(&bytes[copied..]);
+    out.push(b'"');
+}
+
+/// The escape serde_json writes for `b` (a `"`, `\` or control character).
+fn write_escape(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short = match b {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        0x08 => b'b',
+        b'\t' => b't',
+        b'\n' => b'n',
+        0x0c => b'f',
+        b'\r' => b'r',
+        _ => {
+            let hex = [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]];
+            out.extend_from_slice(b"\\u00");
+            out.extend_from_slice(&hex);
+            return;
+        }
+    };
+    out.extend_from_slice(&[b'\\', short]);
+}
+
+/// Writes `s`, which has nothing JSON escapes, as a JSON string.
+fn write_unescaped(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+}
+
+/// The first line of a plain scalar, without trailing spaces (its line has no
+/// [`Line::marks`]).
 fn plain_first(v: &str) -> R<&str> {
     let t = v.trim_end_matches(' ');
-    if comment_or_key(t) || t.starts_with("---") || t.starts_with("...") {
+    if t.starts_with("---") || t.starts_with("...") {
         return Err(Bail);
     }
     Ok(t)
 }
 
 /// Whether text (without trailing spaces) has a comment (` #`) or reads as a key (`: `, or a
-/// `:` at its end).
+/// `:` at its end): what [`Line::key_len`] and [`Line::marks`] tell of a line.
+#[cfg(test)]
 fn comment_or_key(t: &str) -> bool {
     let bytes = t.as_bytes();
     memchr::memchr2_iter(b'#', b':', bytes).any(|i| match bytes[i] {
@@ -887,9 +1099,9 @@ fn comment_or_key(t: &str) -> bool {
     })
 }
 
-/// A continuation line of a plain scalar (trimmed) that every reader folds alike: no
-/// indicator first, no comment, nothing that reads as a key.
-fn plain_continuation(c: &str) -> bool {
+/// A continuation line `l` of a plain scalar (`c`: its content trimmed) that every reader
+/// folds alike: no indicator first, no comment, nothing that reads as a key.
+fn plain_continuation(l: &Line, c: &str) -> bool {
     let leading_ok = !matches!(
         c.as_bytes()[0],
         b'-' | b'?'
@@ -911,7 +1123,7 @@ fn plain_continuation(c: &str) -> bool {
             | b'@'
             | b'`'
     );
-    leading_ok && !comment_or_key(c)
+    leading_ok && l.key_len.is_none() && !l.marks
 }
 
 /// Folds a line break followed by `empties` empty lines: a space, or that many line feeds.
@@ -1503,6 +1715,132 @@ mod tests {
         assert!(left_out < total, "left out {left_out} of {total}");
     }
 
+    /// `line_at` against the rules it stands for, written plainly: the line's end and
+    /// indentation, `split_key`, and `comment_or_key` where the reader used to call it.
+    fn check_lines(text: &str) {
+        let r = Reader::new(text, false, false);
+        let mut pos = 0;
+        while pos < text.len() {
+            let line = r.line_at(pos).unwrap();
+            let raw = text[pos..].split('\n').next().unwrap();
+            let indent = raw.len() - raw.trim_start_matches(' ').len();
+            let content = &raw[indent..];
+            let newline = pos + raw.len() < text.len();
+            let expected = Line {
+                indent,
+                content,
+                next: pos + raw.len() + usize::from(newline),
+                newline,
+                key_len: split_key(content).map(|(k, _)| k.len()),
+                marks: line.marks,
+            };
+            assert_eq!(line, expected, "{text:?} at {pos}");
+            assert_eq!(
+                r.text_line_at(pos).unwrap(),
+                Line {
+                    key_len: None,
+                    marks: false,
+                    ..line
+                },
+                "{text:?} at {pos}"
+            );
+            // A plain value after the key: `marks` where `comment_or_key` said so (keys with
+            // `#` and values starting with it are refused before either is asked).
+            if let Some((key, rest)) = split_key(content) {
+                let v = rest.trim_start_matches(' ');
+                if !key.contains('#') && !v.starts_with('#') {
+                    let old = comment_or_key(v.trim_end_matches(' '));
+                    assert_eq!(line.marks, old, "{text:?} at {pos}: value {v:?}");
+                }
+            }
+            // A sequence entry with no key, and a continuation line (not starting with `#`).
+            if let Some(v) = content
+                .strip_prefix("- ")
+                .map(|v| v.trim_start_matches(' '))
+                && line.key_len.is_none()
+                && !v.starts_with('#')
+            {
+                let old = comment_or_key(v.trim_end_matches(' '));
+                assert_eq!(line.marks, old, "{text:?} at {pos}: entry {v:?}");
+            }
+            let c = content.trim_end_matches(' ');
+            if !c.is_empty() && !c.starts_with('#') {
+                let now = line.key_len.is_some() || line.marks;
+                assert_eq!(now, comment_or_key(c), "{text:?} at {pos}: continuation");
+            }
+            pos = line.next;
+        }
+        assert!(r.line_at(text.len()).is_none());
+    }
+
+    #[test]
+    fn lines_are_split_and_marked_as_the_plain_rules_say() {
+        let pieces = [
+            "a", "k", ":", ": ", "#", " #", "- ", "'", "\"", "é", "日", "x:y", "  ", "\n",
+        ];
+        let mut texts = 0;
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    for pad in [0, 1, 7, 8, 9, 17, 60, 130] {
+                        for indent in [0, 3, 8] {
+                            let text = format!(
+                                "{}{}{a}{b}{}{c}",
+                                " ".repeat(indent),
+                                "w".repeat(pad),
+                                "z".repeat(pad / 3),
+                            );
+                            check_lines(&text);
+                            check_lines(&format!("{text}\n"));
+                            check_lines(&format!("{text}\nq: r #s\n"));
+                            texts += 3;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(texts > 50_000);
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut strings: Vec<String> = (0u32..0x300)
+            .chain([0x2028, 0xfeff, 0x1f600])
+            .filter_map(char::from_u32)
+            .map(String::from)
+            .collect();
+        let all = "\"\t\\\r\u{8}\u{c}\u{1}";
+        for special in ["\"", "\\", "\n", "\u{1f}", "\u{7f}", "é", "x", all] {
+            for at in 0..40 {
+                strings.push(format!(
+                    "{}{special}{}",
+                    "a".repeat(at),
+                    "b".repeat(40 - at)
+                ));
+                strings.push(special.repeat(at % 7));
+            }
+        }
+        for s in &strings {
+            let mut out = Vec::new();
+            write_str(&mut out, s);
+            assert_eq!(out, serde_json::to_vec(s).unwrap(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn keys_with_escapes_are_written_escaped() {
+        for key in ["a\"b", "a\\b", "ab"] {
+            assert_eq!(check_key(key).ok(), Some(key != "ab"), "{key:?}");
+            let doc = format!("properties:\n- type: x\n  value:\n    {key}: 1\n");
+            let read = parse_raw(&doc, false).unwrap();
+            let Some(Some(PropertyRead::Item { value: Some(v), .. })) = read.values.first() else {
+                panic!("{:?}", read.values);
+            };
+            let expected = serde_json::json!({ key: 1 });
+            assert_eq!(v.get(), serde_json::to_string(&expected).unwrap());
+        }
+    }
+
     #[test]
     fn leading_spaces_counts_every_length() {
         for n in 0..40 {
@@ -1556,7 +1894,7 @@ mod tests {
         ];
         for a in pieces {
             for b in pieces {
-                for pad in [0, 5, 30, 31, 32, 33, 64] {
+                for pad in [0, 5, 30, 31, 32, 33, 64, 255, 256, 257, 511] {
                     let t = format!("{}{a}{}{b}", "x".repeat(pad), "y".repeat(pad / 2));
                     assert_eq!(plain_text(&t), by_char(&t), "{t:?}");
                 }

@@ -138,6 +138,7 @@ mod block;
 mod duplicates;
 #[cfg(test)]
 mod go_compat;
+mod scan;
 mod tree;
 mod written;
 

@@ -178,21 +178,34 @@ pub(super) fn may_be_number(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_' | b':'))
 }
 
-/// A plain mapping key that serde-saphyr reads as exactly its text.
 /// Whether a plain scalar reads as a string equal to its text (what [`scalar`] gives for
 /// everything that is not a null, a boolean or possibly a number).
 pub(super) fn is_text(s: &str) -> bool {
-    !matches!(s, "" | "~" | "null" | "Null" | "NULL")
-        && yaml11_bool(s).is_none()
-        && !may_be_number(s)
+    plain_word(s)
+        || (!matches!(s, "" | "~" | "null" | "Null" | "NULL")
+            && yaml11_bool(s).is_none()
+            && !may_be_number(s))
 }
 
+/// A plain mapping key that serde-saphyr reads as exactly its text.
 pub(super) fn is_plain_string(s: &str) -> bool {
-    !s.is_empty()
-        && !matches!(s, "~" | "null" | "Null" | "NULL" | "<<")
-        && yaml11_bool(s).is_none()
-        && !may_be_number(s)
-        && !s.starts_with(['+', '-', '.'])
+    plain_word(s)
+        || (!s.is_empty()
+            && !matches!(s, "~" | "null" | "Null" | "NULL" | "<<")
+            && yaml11_bool(s).is_none()
+            && !may_be_number(s)
+            && !s.starts_with(['+', '-', '.']))
+}
+
+/// A quick yes for [`is_text`] and [`is_plain_string`], which most keys and values get: text
+/// starting with a letter (numbers, `<<` and the indicators start otherwise), longer than
+/// every null and boolean spelling or starting with a letter none of them starts with. The
+/// full rules decide the rest.
+fn plain_word(s: &str) -> bool {
+    s.as_bytes().first().is_some_and(|&b| {
+        b.is_ascii_alphabetic()
+            && (s.len() > 5 || !matches!(b | 0x20, b'n' | b'y' | b'o' | b't' | b'f'))
+    })
 }
 
 #[cfg(test)]
@@ -302,6 +315,32 @@ mod tests {
         ] {
             let _ = same(doc);
         }
+    }
+
+    /// The quick yes of `plain_word` is one the full rules give too.
+    #[test]
+    fn plain_words_are_text_by_the_full_rules() {
+        let mut words = 0;
+        for first in 0u8..=0x7f {
+            for rest in [
+                "", "a", "ull", "ULL", "es", "rue", "alse", "ff", "n", "1", ".5", "e3", "ullx",
+                "alsex", "ull5.0",
+            ] {
+                let s = format!("{}{rest}", char::from(first));
+                if !plain_word(&s) {
+                    continue;
+                }
+                words += 1;
+                let full = !matches!(&*s, "" | "~" | "null" | "Null" | "NULL")
+                    && yaml11_bool(&s).is_none()
+                    && !may_be_number(&s);
+                assert!(full, "{s:?}");
+                assert!(!s.starts_with(['+', '-', '.', '<']), "{s:?}");
+            }
+        }
+        // Every letter before the two endings that make words longer than 5; 42 (52 less n,
+        // y, o, t, f in both cases) before the others.
+        assert_eq!(words, 52 * 2 + 42 * 13);
     }
 
     #[test]
