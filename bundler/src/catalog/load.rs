@@ -1052,13 +1052,8 @@ mod tests {
             lean_and_whole_agree("c.yaml", text.as_bytes());
         }
         // Every shared catalog file.
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let shared = [
-            manifest.join("../../shared/data/catalogs"),
-            manifest.join("../../../shared/data/catalogs"),
-        ];
-        if let Some(root) = shared.iter().find(|p| p.is_dir()) {
-            let files = catalog_files(root).unwrap();
+        if let Some(root) = crate::catalog::shared_catalogs() {
+            let files = catalog_files(&root).unwrap();
             assert!(files.len() > 10, "{}", files.len());
             for f in files {
                 lean_and_whole_agree(&f.display().to_string(), &std::fs::read(&f).unwrap());

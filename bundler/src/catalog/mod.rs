@@ -28,3 +28,27 @@ pub mod render;
 pub mod template;
 pub mod upgrade;
 pub mod validate;
+
+/// The real catalogs of `../shared/data/catalogs` (beside the checkout, or beside a clone one
+/// level deeper), for tests. Missing, they fail a test under CI (`CI=true`) and skip it, saying
+/// so, elsewhere.
+#[cfg(test)]
+pub(crate) fn shared_catalogs() -> Option<std::path::PathBuf> {
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let found = [
+        "../../shared/data/catalogs",
+        "../../../shared/data/catalogs",
+    ]
+    .iter()
+    .map(|p| crate_dir.join(p))
+    .find(|p| p.is_dir());
+    if found.is_none() {
+        let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+        assert!(
+            !ci,
+            "test data missing under CI=true: ../shared/data/catalogs"
+        );
+        eprintln!("SKIP: ../shared/data/catalogs not found");
+    }
+    found
+}

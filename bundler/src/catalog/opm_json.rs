@@ -467,15 +467,11 @@ mod tests {
 
     #[test]
     fn blobs_print_as_their_trees_do() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let shared = [
-            dir.join("../../shared/data/catalogs/community-operators-prod/catalogs/v4.20"),
-            dir.join("../../../shared/data/catalogs/community-operators-prod/catalogs/v4.20"),
-        ];
-        let Some(root) = shared.iter().find(|p| p.is_dir()) else {
+        let Some(shared) = crate::catalog::shared_catalogs() else {
             return;
         };
-        let cfg = crate::catalog::load::load_dir(root).unwrap();
+        let root = shared.join("community-operators-prod/catalogs/v4.20");
+        let cfg = crate::catalog::load::load_dir(&root).unwrap();
         let mut out = Vec::new();
         for b in &cfg.bundles {
             to_vec(b, &mut out).unwrap();
@@ -485,6 +481,4 @@ mod tests {
         to_vec(&v, &mut out).unwrap();
         assert_eq!(out, through_tree(&v));
     }
-
-    use std::path::Path;
 }
