@@ -5,10 +5,11 @@
 #   bundler/benches/hot_text.sh TREES_DIR
 #
 # TREES_DIR holds the real-shaped catalogs of `bundler/benches/real_trees.sh` (community-1x and
-# certified-1x). Needs valgrind. Builds the bench profile (unstripped, so function names are
-# there to read), runs each command below under callgrind, and writes one section pattern per
-# function that ran: its mangled name with the hash cut off, so the patterns match in every
-# profile, on every toolchain and after dependency updates. A pattern that still names several
+# certified-1x). Needs valgrind. Builds the bench and release profiles (the release one
+# unstripped, so function names are there to read), runs each command below under callgrind
+# with both, and writes one section pattern per function that ran: its mangled name with the
+# hashes cut off, so the patterns match in every profile, on every toolchain and after
+# dependency updates. A pattern that still names several
 # functions (a legacy-mangled generic, were .cargo/config.toml's v0 names dropped) goes after
 # the ones that name a single function, which stay together.
 #
@@ -27,8 +28,6 @@ for t in community-1x certified-1x; do
   [ -d "$trees/$t" ] || { echo "missing $trees/$t (run real_trees.sh first)" >&2; exit 1; }
 done
 
-(cd "$root" && cargo build --profile bench -p olm-bundler --bin olm)
-olm=$target/release/olm
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -44,18 +43,31 @@ runs=(
   "bundle validate $bundle"
   "--help"
 )
-i=0
-for args in "${runs[@]}"; do
-  i=$((i + 1))
-  # shellcheck disable=SC2086 # the arguments are split on purpose
-  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/cg.$i" \
-    "$olm" $args >/dev/null 2>"$work/log.$i" || true
-done
 
-# Every function symbol of the binary, then the ones that ran.
-nm --defined-only "$olm" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >"$work/all"
-sed -n 's/^c\{0,1\}fn=([0-9]*) //p' "$work"/cg.* | sort -u | comm -12 - "$work/all" >"$work/ran"
-[ -s "$work/ran" ] || { echo "no function of $olm ran under callgrind" >&2; exit 1; }
+# Profiles inline differently, so the functions that run differ: both the bench profile
+# (what BENCHMARKS.md measures) and the release profile (what users run; built unstripped
+# here so its names can be read) are profiled, and the list holds what ran in either.
+for profile in bench release; do
+  case $profile in
+    bench) (cd "$root" && cargo build --profile bench -p olm-bundler --bin olm) ;;
+    release) (cd "$root" && CARGO_PROFILE_RELEASE_STRIP=false cargo build --release -p olm-bundler --bin olm) ;;
+  esac
+  olm=$target/release/olm
+  mkdir -p "$work/$profile"
+  i=0
+  for args in "${runs[@]}"; do
+    i=$((i + 1))
+    rm -rf "$work/cache"
+    # shellcheck disable=SC2086 # the arguments are split on purpose
+    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$profile/cg.$i" \
+      "$olm" $args >/dev/null 2>"$work/$profile/log.$i" || true
+  done
+  # Every function symbol of the binary, then the ones that ran.
+  nm --defined-only "$olm" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u >"$work/$profile/all"
+  sed -n 's/^c\{0,1\}fn=([0-9]*) //p' "$work/$profile"/cg.* | sort -u |
+    comm -12 - "$work/$profile/all" >"$work/$profile/ran"
+  [ -s "$work/$profile/ran" ] || { echo "no function of $olm ($profile) ran under callgrind" >&2; exit 1; }
+done
 
 # Patterns without hashes, each marked by whether it names one function of the binary or
 # several. With v0 names (`_R...`, .cargo/config.toml) that is each crate's disambiguator
@@ -65,8 +77,10 @@ sed -n 's/^c\{0,1\}fn=([0-9]*) //p' "$work"/cg.* | sort -u | comm -12 - "$work/a
 pattern() {
   sed -E 's/\.llvm\.[0-9]+$//; s/17h[0-9a-f]{16}E$/17h*/; /^_R/ { s/Cs[0-9A-Za-z]+_/Cs*_/g; s/$/*/; }'
 }
-pattern <"$work/all" | sort | uniq -c | awk '{ print $2, $1 }' >"$work/all-counts"
-pattern <"$work/ran" | sort -u | join - "$work/all-counts" >"$work/hot"
+for profile in bench release; do
+  pattern <"$work/$profile/all" | sort | uniq -c | awk '{ print $2, $1 }'
+done | sort -k1,1 -k2,2nr | awk '$1 != last { print; last = $1 }' >"$work/all-counts"
+cat "$work"/*/ran | pattern | sort -u | join - "$work/all-counts" >"$work/hot"
 
 mkdir -p "$(dirname "$out")"
 {
