@@ -71,8 +71,17 @@ pub fn load_dir(root: &Path) -> Result<DeclarativeConfig, LoadErrors> {
 
 /// [`load_dir`], keeping only what `keep` says.
 pub fn load_dir_keeping(root: &Path, keep: Keep) -> Result<DeclarativeConfig, LoadErrors> {
+    load_dir_with(root, keep, |_, _| ()).map(|(cfg, _)| cfg)
+}
+
+/// [`load_files_with`] for the catalog files under `root`.
+pub fn load_dir_with<T: Send>(
+    root: &Path,
+    keep: Keep,
+    per_file: impl Fn(&[u8], &mut DeclarativeConfig) -> T + Sync,
+) -> Result<(DeclarativeConfig, Vec<T>), LoadErrors> {
     let files = catalog_files(root).map_err(|e| LoadErrors(vec![e]))?;
-    load_files_keeping(&files, keep)
+    load_files_with(&files, keep, per_file)
 }
 
 /// The files opm would read under `root`, sorted by path.

@@ -219,8 +219,7 @@ impl Checked {
     /// Loads the catalog files under `root` as [`Keep::Structure`] does, checking each file's
     /// bundles on the core that read it.
     pub fn load(root: &Path) -> Result<Checked, LoadErrors> {
-        let files = load::catalog_files(root).map_err(|e| LoadErrors(vec![e]))?;
-        let (cfg, per_file) = load::load_files_with(&files, Keep::Structure, |_, file| {
+        let (cfg, per_file) = load::load_dir_with(root, Keep::Structure, |_, file| {
             let mut provided = FastHashSet::default();
             let checks = file
                 .bundles
@@ -250,15 +249,11 @@ impl Checked {
         })
     }
 
-    /// Runs every other check and returns the sorted findings.
-    pub fn validate(&mut self) -> Report {
-        let checks = std::mem::take(&mut self.checks);
-        validate_checked(&self.cfg, checks, &self.provided).0
-    }
-
-    /// The catalog as loaded, without the properties and related images of its bundles.
-    pub fn into_config(self) -> DeclarativeConfig {
-        self.cfg
+    /// Runs every other check: the sorted findings, and the catalog as loaded (without the
+    /// properties and related images of its bundles). Taking the checks, it can run once.
+    pub fn validate(self) -> (Report, DeclarativeConfig) {
+        let (report, _) = validate_checked(&self.cfg, self.checks, &self.provided);
+        (report, self.cfg)
     }
 }
 
@@ -1109,7 +1104,7 @@ mod tests {
     /// Validation as `olm catalog validate` runs it (each bundle checked as its file is read,
     /// then stripped) must say exactly what validating the whole loaded catalog says.
     fn assert_same_as_checked(whole: &Report, dir: &Path, prefix: &str) {
-        let checked = Checked::load(dir).unwrap().validate();
+        let (checked, _) = Checked::load(dir).unwrap().validate();
         assert_eq!(
             checked.to_json().replace(prefix, ""),
             whole.to_json().replace(prefix, ""),

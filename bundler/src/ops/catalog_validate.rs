@@ -33,9 +33,9 @@ pub struct Validated {
 /// way as rule violations.
 pub fn validate(dir: &Path, strict: bool, olmv1: Option<Olmv1>) -> Result<Validated, LoadErrors> {
     let (catalog, report) = match Checked::load(dir) {
-        Ok(mut checked) => {
-            let report = checked.validate();
-            (Some(checked.into_config()), report)
+        Ok(checked) => {
+            let (report, cfg) = checked.validate();
+            (Some(cfg), report)
         }
         Err(errs) => (None, load_report(errs)),
     };
