@@ -296,9 +296,21 @@ impl<'a> Reader<'a> {
     }
 
     /// The line starting at `pos`, its key separator and marks found in the same pass that
-    /// finds its end: sixteen bytes at a time, looking closer only at line feeds, `:` and
-    /// `#`; past [`SHORT_LINE`] bytes, with memchr.
+    /// finds its end.
     fn line_at(&self, pos: usize) -> Option<Line<'a>> {
+        self.scan_line::<true>(pos)
+    }
+
+    /// The line starting at `pos` inside a quoted or block scalar, where only its end and
+    /// indentation matter: its `key_len` and `marks` are not looked for (`None`, `false`).
+    fn text_line_at(&self, pos: usize) -> Option<Line<'a>> {
+        self.scan_line::<false>(pos)
+    }
+
+    /// Finds the end of the line starting at `pos` sixteen bytes at a time, looking closer
+    /// only at line feeds and (with `MARKS`) `:` and `#`; past [`SHORT_LINE`] bytes, with
+    /// memchr.
+    fn scan_line<const MARKS: bool>(&self, pos: usize) -> Option<Line<'a>> {
         let bytes = self.text.as_bytes();
         if pos >= bytes.len() {
             return None;
@@ -310,18 +322,22 @@ impl<'a> Reader<'a> {
         let end = loop {
             if at - start >= SHORT_LINE {
                 let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
-                for i in memchr::memchr2_iter(b':', b'#', &bytes[at..end]) {
-                    marks.add(bytes, start, at + i);
+                if MARKS {
+                    for i in memchr::memchr2_iter(b':', b'#', &bytes[at..end]) {
+                        marks.add(bytes, start, at + i);
+                    }
                 }
                 break end;
             }
             let (newlines, specials) = scan::line_marks(&scan::chunk_at(bytes, at));
-            // The `:` and `#` before the line's end (all of them when it is not here).
-            let before = (newlines & newlines.wrapping_neg()).wrapping_sub(1);
-            let mut hits = specials & before;
-            while hits != 0 {
-                marks.add(bytes, start, at + hits.trailing_zeros() as usize);
-                hits &= hits - 1;
+            if MARKS {
+                // The `:` and `#` before the line's end (all of them when it is not here).
+                let before = (newlines & newlines.wrapping_neg()).wrapping_sub(1);
+                let mut hits = specials & before;
+                while hits != 0 {
+                    marks.add(bytes, start, at + hits.trailing_zeros() as usize);
+                    hits &= hits - 1;
+                }
             }
             if newlines != 0 {
                 break at + newlines.trailing_zeros() as usize;
@@ -332,32 +348,6 @@ impl<'a> Reader<'a> {
             }
         };
         Some(self.line_from(pos, indent, end, marks.key_len, marks.marks))
-    }
-
-    /// The line starting at `pos` inside a quoted or block scalar, where only its end and
-    /// indentation matter: its `key_len` and `marks` are not looked for (`None`, `false`).
-    fn text_line_at(&self, pos: usize) -> Option<Line<'a>> {
-        let bytes = self.text.as_bytes();
-        if pos >= bytes.len() {
-            return None;
-        }
-        let indent = leading_spaces(&bytes[pos..]);
-        let start = pos + indent;
-        let mut at = start;
-        let end = loop {
-            if at - start >= SHORT_LINE {
-                break memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
-            }
-            let (newlines, _) = scan::line_marks(&scan::chunk_at(bytes, at));
-            if newlines != 0 {
-                break at + newlines.trailing_zeros() as usize;
-            }
-            at += 16;
-            if at >= bytes.len() {
-                break bytes.len();
-            }
-        };
-        Some(self.line_from(pos, indent, end, None, false))
     }
 
     /// The line from `pos` to `end` (a line feed, or the end of the text).
@@ -890,7 +880,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// How much of a line [`Reader::line_at`] reads eight bytes at a time before handing the rest
+/// How much of a line [`Reader::scan_line`] reads sixteen bytes at a time before handing the rest
 /// to memchr, whose calls cost more than short lines do but which reads long ones (icons,
 /// bundle objects) many times faster.
 const SHORT_LINE: usize = 128;
