@@ -113,7 +113,7 @@ fn bundle_to_catalog(c: &mut Criterion) {
     let image = build_bundle_image(&demo_bundle(tmp.path()), 0).expect("bundle image");
     rt.block_on(transfer::store(
         &ImageRef::parse(&bundle_ref).expect("ref"),
-        &image,
+        &image.into(),
         &RegistryOptions::default(),
     ))
     .expect("push bundle");

@@ -100,16 +100,20 @@ fn pushes(c: &mut Criterion) {
         b.iter(|| {
             let image = build_bundle_image(&bundle, 0).unwrap();
             let dest = fresh("bundle");
-            rt.block_on(transfer::store(&dest, &image, &opts)).unwrap()
+            rt.block_on(transfer::store(&dest, &image.into(), &opts))
+                .unwrap()
         })
     });
     let warm = ImageRef::parse(&reg.image("bench/bundle-warm:v1")).unwrap();
     let image = build_bundle_image(&bundle, 0).unwrap();
-    rt.block_on(transfer::store(&warm, &image, &opts)).unwrap();
+    rt.block_on(transfer::store(&warm, &image.into(), &opts))
+        .unwrap();
     g.bench_function("bundle_build_push_warm", |b| {
         b.iter(|| {
             let image = build_bundle_image(&bundle, 0).unwrap();
-            let stored = rt.block_on(transfer::store(&warm, &image, &opts)).unwrap();
+            let stored = rt
+                .block_on(transfer::store(&warm, &image.into(), &opts))
+                .unwrap();
             assert!(stored.push.as_ref().unwrap().uploaded.is_empty());
             stored
         })
@@ -117,11 +121,11 @@ fn pushes(c: &mut Criterion) {
     // Push only (the image already built): what a re-run of `olm image push` costs.
     let built = operator.build().unwrap();
     let warm_push = ImageRef::parse(&reg.image("bench/operator-pushonly:v1")).unwrap();
-    rt.block_on(transfer::store(&warm_push, &built, &opts))
+    rt.block_on(transfer::store(&warm_push, &built.clone().into(), &opts))
         .unwrap();
     g.bench_function("operator_push_only_warm", |b| {
         b.iter(|| {
-            rt.block_on(transfer::store(&warm_push, &built, &opts))
+            rt.block_on(transfer::store(&warm_push, &built.clone().into(), &opts))
                 .unwrap()
         })
     });
@@ -129,16 +133,20 @@ fn pushes(c: &mut Criterion) {
         b.iter(|| {
             let image = operator.build().unwrap();
             let dest = fresh("operator");
-            rt.block_on(transfer::store(&dest, &image, &opts)).unwrap()
+            rt.block_on(transfer::store(&dest, &image.into(), &opts))
+                .unwrap()
         })
     });
     let warm = ImageRef::parse(&reg.image("bench/operator-warm:v1")).unwrap();
     let image = operator.build().unwrap();
-    rt.block_on(transfer::store(&warm, &image, &opts)).unwrap();
+    rt.block_on(transfer::store(&warm, &image.into(), &opts))
+        .unwrap();
     g.bench_function("operator_build_push_warm", |b| {
         b.iter(|| {
             let image = operator.build().unwrap();
-            let stored = rt.block_on(transfer::store(&warm, &image, &opts)).unwrap();
+            let stored = rt
+                .block_on(transfer::store(&warm, &image.into(), &opts))
+                .unwrap();
             assert!(stored.push.as_ref().unwrap().uploaded.is_empty());
             stored
         })

@@ -14,7 +14,7 @@ use olm_bundler::deploy::flow::FlowOptions;
 use olm_bundler::deploy::objects::{Approval, CatalogAddress, InstallMode, parse_go_duration};
 use olm_bundler::deploy::olmv1::objects::UpgradePolicy;
 use olm_bundler::image::auth::Credentials;
-use olm_bundler::image::model::Image;
+use olm_bundler::image::model::Artifact;
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::ops::image_output;
@@ -48,6 +48,9 @@ pub struct RegistryArgs {
     /// Retries on 5xx answers and dropped connections (exponential backoff).
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub retries: u32,
+    /// Blobs transferred at once (connections per run).
+    #[arg(long, default_value_t = olm_bundler::image::registry::DEFAULT_CONCURRENCY, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: usize,
 }
 
 impl Default for RegistryArgs {
@@ -60,7 +63,15 @@ impl Default for RegistryArgs {
             ca_file: None,
             insecure_skip_tls_verify: false,
             retries: 4,
+            jobs: olm_bundler::image::registry::DEFAULT_CONCURRENCY,
         }
+    }
+}
+
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?}: expected a number from 1 to 64")),
     }
 }
 
@@ -75,7 +86,7 @@ impl RegistryArgs {
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
             retries: self.retries,
             retry_delay: Duration::from_millis(250),
-            concurrency: 4,
+            concurrency: self.jobs,
             progress: olm_bundler::ops::progress::drawn(),
         })
     }
@@ -328,10 +339,11 @@ impl OutputArgs {
         image_output::destination(self.tag.as_deref(), self.push)
     }
 
-    /// Stores `image` at `dest` (and its digest file) and prints its pinned reference.
+    /// Stores `image` (or an index) at `dest` (and its digest file) and prints its pinned
+    /// reference.
     pub async fn deliver(
         &self,
-        image: &Image,
+        image: &Artifact,
         dest: &ImageRef,
         opts: &RegistryOptions,
     ) -> anyhow::Result<ExitCode> {

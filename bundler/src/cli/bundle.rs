@@ -247,5 +247,5 @@ pub async fn build(args: BundleBuildArgs) -> anyhow::Result<ExitCode> {
     };
     let opts = args.registry.options()?;
     let image = build_bundle_image(&args.bundle_dir, source_date_epoch()?)?;
-    args.output.deliver(&image, &dest, &opts).await
+    args.output.deliver(&image.into(), &dest, &opts).await
 }

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
+use olm_bundler::image::model::Platform;
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::transfer;
 use olm_bundler::ops::image_output::{
@@ -128,7 +129,7 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
         Err(OperatorImageError::Usage(msg)) => return Ok(usage(msg)),
         Err(e) => return Err(e.into()),
     };
-    a.output.deliver(&image, &dest, &opts).await
+    a.output.deliver(&image.into(), &dest, &opts).await
 }
 
 /// `olm image push <oci:dir[:tag]> <registry ref>`.
@@ -141,6 +142,10 @@ pub struct PushArgs {
     /// Write the image digest to this file.
     #[arg(long, value_name = "FILE")]
     pub digestfile: Option<PathBuf>,
+    /// Move only this platform's image of a multi-platform image (OS/ARCH[/VARIANT], e.g.
+    /// linux/arm64); by default an index moves whole, every image and the index itself.
+    #[arg(long, value_name = "OS/ARCH", value_parser = parse_platform)]
+    pub platform: Option<Platform>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -151,7 +156,16 @@ async fn image_push(a: PushArgs) -> anyhow::Result<ExitCode> {
         Some(a.destination.as_str()),
         a.digestfile.as_deref(),
     );
-    moved(Direction::Push, src, dst, None, file, &a.registry).await
+    moved(
+        Direction::Push,
+        src,
+        dst,
+        None,
+        file,
+        a.platform.as_ref(),
+        &a.registry,
+    )
+    .await
 }
 
 /// `olm image pull <ref> oci:<dir>[:tag]` or `olm image pull <ref> --rootfs <dir>`.
@@ -168,6 +182,10 @@ pub struct PullArgs {
     /// Write the image digest to this file.
     #[arg(long, value_name = "FILE")]
     pub digestfile: Option<PathBuf>,
+    /// Move only this platform's image of a multi-platform image (OS/ARCH[/VARIANT], e.g.
+    /// linux/arm64); by default an index moves whole, every image and the index itself.
+    #[arg(long, value_name = "OS/ARCH", value_parser = parse_platform)]
+    pub platform: Option<Platform>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -180,6 +198,7 @@ async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
         dst,
         a.rootfs.as_deref(),
         file,
+        a.platform.as_ref(),
         &a.registry,
     )
     .await
@@ -220,6 +239,10 @@ pub struct CopyArgs {
     /// Write the image digest to this file.
     #[arg(long, value_name = "FILE")]
     pub digestfile: Option<PathBuf>,
+    /// Move only this platform's image of a multi-platform image (OS/ARCH[/VARIANT], e.g.
+    /// linux/arm64); by default an index moves whole, every image and the index itself.
+    #[arg(long, value_name = "OS/ARCH", value_parser = parse_platform)]
+    pub platform: Option<Platform>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -230,7 +253,16 @@ async fn image_copy(a: CopyArgs) -> anyhow::Result<ExitCode> {
         Some(a.destination.as_str()),
         a.digestfile.as_deref(),
     );
-    moved(Direction::Copy, src, dst, None, file, &a.registry).await
+    moved(
+        Direction::Copy,
+        src,
+        dst,
+        None,
+        file,
+        a.platform.as_ref(),
+        &a.registry,
+    )
+    .await
 }
 
 /// Moves an image and prints its pinned reference (or its digest when only unpacked).
@@ -240,15 +272,20 @@ async fn moved(
     destination: Option<&str>,
     rootfs: Option<&Path>,
     digestfile: Option<&Path>,
+    platform: Option<&Platform>,
     registry: &RegistryArgs,
 ) -> anyhow::Result<ExitCode> {
     let opts = registry.options()?;
-    match image_output::move_image(direction, source, destination, rootfs, digestfile, &opts).await
-    {
+    let (src, dst) = (source, destination);
+    match image_output::move_image(direction, src, dst, rootfs, digestfile, platform, &opts).await {
         Ok((_, Some(stored))) => print(&format!("{}\n", stored.pinned))?,
         Ok((digest, None)) => print(&format!("{digest}\n"))?,
         Err(MoveError::Usage(msg)) => return Ok(usage(msg)),
         Err(e) => return Err(e.into()),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_platform(s: &str) -> Result<Platform, String> {
+    s.parse()
 }

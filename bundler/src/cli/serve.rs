@@ -167,5 +167,5 @@ pub async fn catalog_build(args: CatalogBuildArgs) -> anyhow::Result<ExitCode> {
             args.catalog_dir.display()
         )
     })?;
-    args.output.deliver(&image, &dest, &opts).await
+    args.output.deliver(&image.into(), &dest, &opts).await
 }

@@ -670,7 +670,7 @@ pub async fn publish(
     .build()
     .map_err(BundleCatalogError::Build)?;
     let target = ImageRef::Registry(dest.clone());
-    let stored: Stored = transfer::store(&target, &image, &build.registry)
+    let stored: Stored = transfer::store(&target, &image.into(), &build.registry)
         .await
         .map_err(|source| BundleCatalogError::Push {
             reference: dest.whole(),

@@ -5,16 +5,20 @@
 //! ustar headers whose every field we set (owner 0 or 65532, no user/group names, mtime from
 //! `SOURCE_DATE_EPOCH` or 0, modes normalised), and a gzip stream from one pinned backend and
 //! level with a fixed header (mtime 0, no file name, OS byte 0xff).
+//!
+//! Files from disk are referenced, not read in: [`LayerBuilder::finish`] streams each one
+//! through tar, the digest of the tar, gzip and the digest of the gzip into a temporary file,
+//! so building a layer of any size takes a few hundred kilobytes of memory.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use flate2::{Compression, GzBuilder};
-use sha2::{Digest as _, Sha256};
 
-use super::sha256_digest;
+use super::blob::{BlobData, HashingWriter};
 
 /// The gzip level of every layer we write. Fixed, because another level gives other bytes and
 /// so another digest. 1 (fastest), as crane and ko use: measured with miniz_oxide it is 3-5x
@@ -47,6 +51,8 @@ impl Owner {
 enum Kind {
     Dir,
     File(Bytes),
+    /// A file on the host, read while the tar is written; its size when it was added.
+    HostFile(PathBuf, u64),
     Symlink(String),
 }
 
@@ -72,6 +78,12 @@ pub enum LayerError {
     },
     #[error("{path}: unsupported file type (only files, directories and symlinks go into images)")]
     Unsupported { path: PathBuf },
+    #[error("{path}: changed size while the layer was written ({expected} bytes, then {actual})")]
+    Changed {
+        path: PathBuf,
+        expected: u64,
+        actual: u64,
+    },
     #[error("writing the layer: {0}")]
     Write(#[from] std::io::Error),
 }
@@ -79,8 +91,10 @@ pub enum LayerError {
 /// A finished layer: the compressed bytes and what the manifest and config need to know.
 #[derive(Debug, Clone)]
 pub struct Layer {
-    /// The gzip-compressed tar, as pushed and stored.
-    pub blob: Bytes,
+    /// The gzip-compressed tar, as pushed and stored (a temporary file).
+    pub blob: BlobData,
+    /// Size of the compressed bytes.
+    pub size: u64,
     /// `sha256:` of the compressed bytes: the manifest descriptor's digest.
     pub digest: String,
     /// `sha256:` of the uncompressed tar: the config's `rootfs.diff_ids` entry.
@@ -91,7 +105,7 @@ pub struct Layer {
 
 impl Layer {
     pub fn size(&self) -> u64 {
-        self.blob.len() as u64
+        self.size
     }
 }
 
@@ -211,6 +225,29 @@ impl LayerBuilder {
         Ok(self)
     }
 
+    /// Adds the regular file `host` from disk; its bytes are read when the layer is written.
+    pub fn host_file(
+        &mut self,
+        path: &str,
+        host: &Path,
+        mode: u32,
+        owner: Owner,
+    ) -> Result<&mut Self, LayerError> {
+        let meta = std::fs::metadata(host).map_err(|source| LayerError::Read {
+            path: host.to_path_buf(),
+            source,
+        })?;
+        self.insert(
+            path,
+            Entry {
+                kind: Kind::HostFile(host.to_path_buf(), meta.len()),
+                mode,
+                owner,
+            },
+        )?;
+        Ok(self)
+    }
+
     /// Adds a symbolic link to `target` (kept verbatim: relative or absolute inside the image).
     pub fn symlink(&mut self, path: &str, target: &str) -> Result<&mut Self, LayerError> {
         self.insert(
@@ -268,11 +305,14 @@ impl LayerBuilder {
                 self.dir(&target, 0o755, owner)?;
                 self.walk(&path, &target, owner)?;
             } else if ft.is_file() {
-                let data = std::fs::read(&path).map_err(|source| LayerError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
-                self.file(&target, data, normalised_mode(&meta), owner)?;
+                self.insert(
+                    &target,
+                    Entry {
+                        kind: Kind::HostFile(path.clone(), meta.len()),
+                        mode: normalised_mode(&meta),
+                        owner,
+                    },
+                )?;
             } else {
                 return Err(LayerError::Unsupported { path });
             }
@@ -280,31 +320,41 @@ impl LayerBuilder {
         Ok(())
     }
 
-    /// Writes the tar, compresses it and hashes both forms.
+    /// Writes the tar, compresses it and hashes both forms, streaming into a temporary file.
     pub fn finish(&self) -> Result<Layer, LayerError> {
-        let tar = self.tar()?;
-        let diff_id = format!("sha256:{}", hex::encode(Sha256::digest(&tar)));
-        let uncompressed_size = tar.len() as u64;
-        let blob = gzip(&tar)?;
+        let file = tempfile::NamedTempFile::new()?;
+        let (file, path) = file.into_parts();
+        let gz_out = HashingWriter::new(io::BufWriter::with_capacity(super::blob::CHUNK, file));
+        let gz = GzBuilder::new()
+            .mtime(0)
+            .write(gz_out, Compression::new(GZIP_LEVEL));
+        let tar_out = HashingWriter::new(gz);
+        let tar_out = self.write_tar(tar_out)?;
+        let (gz, diff_id, uncompressed_size) = tar_out.finish();
+        let gz_out = gz.finish()?;
+        let (buffered, digest, size) = gz_out.finish();
+        buffered
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .sync_data()
+            .ok();
         Ok(Layer {
-            digest: sha256_digest(&blob),
-            blob: Bytes::from(blob),
+            blob: BlobData::Spooled(Arc::new(path)),
+            size,
+            digest,
             diff_id,
             uncompressed_size,
         })
     }
 
-    /// The uncompressed tar stream.
+    /// The uncompressed tar stream, in memory (for tests and small layers).
     pub fn tar(&self) -> Result<Vec<u8>, LayerError> {
-        let size: usize = self
-            .entries
-            .values()
-            .map(|e| match &e.kind {
-                Kind::File(d) => 512 + d.len().div_ceil(512) * 512,
-                _ => 512,
-            })
-            .sum();
-        let mut builder = tar::Builder::new(Vec::with_capacity(size + 1024));
+        self.write_tar(Vec::new())
+    }
+
+    /// Writes the tar stream to `out` and returns it.
+    fn write_tar<W: Write>(&self, out: W) -> Result<W, LayerError> {
+        let mut builder = tar::Builder::new(out);
         for (path, entry) in &self.entries {
             let mut h = tar::Header::new_ustar();
             h.set_mtime(self.mtime);
@@ -322,6 +372,35 @@ impl LayerBuilder {
                     h.set_size(data.len() as u64);
                     builder.append_data(&mut h, path, &data[..])?;
                 }
+                Kind::HostFile(host, size) => {
+                    h.set_entry_type(tar::EntryType::Regular);
+                    h.set_size(*size);
+                    let file = std::fs::File::open(host).map_err(|source| LayerError::Read {
+                        path: host.clone(),
+                        source,
+                    })?;
+                    let mut exact = Exact {
+                        inner: file,
+                        left: *size,
+                    };
+                    builder.append_data(&mut h, path, &mut exact)?;
+                    let mut probe = [0u8; 1];
+                    let extra =
+                        exact
+                            .inner
+                            .read(&mut probe)
+                            .map_err(|source| LayerError::Read {
+                                path: host.clone(),
+                                source,
+                            })?;
+                    if exact.left != 0 || extra != 0 {
+                        return Err(LayerError::Changed {
+                            path: host.clone(),
+                            expected: *size,
+                            actual: *size - exact.left + extra as u64,
+                        });
+                    }
+                }
                 Kind::Symlink(target) => {
                     h.set_entry_type(tar::EntryType::Symlink);
                     h.set_size(0);
@@ -330,6 +409,24 @@ impl LayerBuilder {
             }
         }
         Ok(builder.into_inner()?)
+    }
+}
+
+/// Reads at most `left` bytes; a file that shrank shows as `left > 0` at the end.
+struct Exact<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Exact<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = buf.len().min(self.left as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
@@ -380,7 +477,39 @@ mod tests {
         assert_eq!(one.digest, two.digest);
         assert_eq!(one.diff_id, two.diff_id);
         // gzip header: no mtime, no name, XFL 4 (fastest), OS 0xff (unknown).
-        assert_eq!(&one.blob[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 0xff]);
+        let bytes = std::fs::read(blob_path(&one)).unwrap();
+        assert_eq!(&bytes[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 0xff]);
+        // The same bytes as compressing the whole tar at once.
+        let whole = gzip(&sample(0).tar().unwrap()).unwrap();
+        assert_eq!(bytes, whole);
+        assert_eq!(one.size, whole.len() as u64);
+        assert_eq!(one.digest, crate::image::sha256_digest(&whole));
+    }
+
+    fn blob_path(l: &Layer) -> std::path::PathBuf {
+        match &l.blob {
+            BlobData::Spooled(p) => p.to_path_buf(),
+            other => panic!("not spooled: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn host_files_stream_and_match_in_memory_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = dir.path().join("big");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&host, &data).unwrap();
+        let mut a = LayerBuilder::new(0);
+        a.host_file("bin/big", &host, 0o755, Owner::Root).unwrap();
+        let mut b = LayerBuilder::new(0);
+        b.file("bin/big", data.clone(), 0o755, Owner::Root).unwrap();
+        let (a, b) = (a.finish().unwrap(), b.finish().unwrap());
+        assert_eq!((a.digest, a.diff_id), (b.digest, b.diff_id));
+        // A file that changes size between adding and writing is an error, not a bad tar.
+        let mut c = LayerBuilder::new(0);
+        c.host_file("bin/big", &host, 0o755, Owner::Root).unwrap();
+        std::fs::write(&host, b"short").unwrap();
+        assert!(matches!(c.finish(), Err(LayerError::Changed { .. })));
     }
 
     #[test]

@@ -3,17 +3,31 @@
 //! Writing is additive and crash-safe: blobs are content-addressed and written atomically
 //! first, `index.json` last, so a reader never sees an index entry whose blobs are missing.
 //! A tag is the `org.opencontainers.image.ref.name` annotation of an index entry, as skopeo
-//! and the image spec use it; writing a tag moves it (the old entry is dropped).
+//! and the image spec use it; writing a tag moves it (the old entry is dropped). An entry may
+//! name an image index (a multi-platform image), as skopeo's `copy --all` writes it.
+//!
+//! Blobs are never read whole: an image read from a layout refers to the layout's files, and
+//! a blob written to one streams through a temporary file that is hashed, checked and renamed.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use bytes::Bytes;
+use futures::StreamExt as _;
 
+use super::blob::{Blob, BlobData, ByteStream, HashingWriter};
 use super::model::{
-    ANNOTATION_REF_NAME, Descriptor, Image, Index, MEDIA_TYPE_OCI_INDEX, ModelError,
+    self, ANNOTATION_REF_NAME, Artifact, Descriptor, Image, ImageIndex, Index,
+    MEDIA_TYPE_OCI_INDEX, ModelError, Platform,
 };
+use super::registry::api::FetchedManifest;
 use super::{digest_hex, sha256_digest};
 use crate::atomic_write;
+
+/// One writer of index.json at a time in this process (images of a mirror land in one
+/// layout concurrently).
+static INDEX_LOCK: Mutex<()> = Mutex::new(());
 
 const OCI_LAYOUT: &str = "oci-layout";
 const LAYOUT_CONTENT: &[u8] = br#"{"imageLayoutVersion":"1.0.0"}"#;
@@ -54,8 +68,21 @@ pub enum LayoutError {
     },
     #[error("{dir}: index.json is empty")]
     Empty { dir: PathBuf },
-    #[error("{dir}: {digest} is an image index; only single-platform images are supported here")]
-    Nested { dir: PathBuf, digest: String },
+    #[error("{dir}: {digest} is an image index with no {platform} image (it has: {available})")]
+    NoPlatform {
+        dir: PathBuf,
+        digest: String,
+        platform: String,
+        available: String,
+    },
+    #[error("{dir}: blob {digest} is missing")]
+    MissingBlob { dir: PathBuf, digest: String },
+    #[error("{path}: cannot write: {source}")]
+    WriteBlob {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{dir}: {digest}: not a sha256 digest")]
     BadDigest { dir: PathBuf, digest: String },
     #[error("{dir}: {source}")]
@@ -81,7 +108,8 @@ impl Layout {
         &self.dir
     }
 
-    fn blob_path(&self, digest: &str) -> Result<PathBuf, LayoutError> {
+    /// Where the blob `digest` is (or would be) stored.
+    pub fn blob_path(&self, digest: &str) -> Result<PathBuf, LayoutError> {
         let hex = digest_hex(digest).ok_or_else(|| LayoutError::BadDigest {
             dir: self.dir.clone(),
             digest: digest.into(),
@@ -97,7 +125,16 @@ impl Layout {
             .is_some_and(|m| m.len() == size)
     }
 
-    /// Stores a blob unless it is already there.
+    /// Creates the directory and its `oci-layout` file (idempotent).
+    pub fn init(&self) -> Result<(), LayoutError> {
+        let marker = self.dir.join(OCI_LAYOUT);
+        if !marker.is_file() {
+            atomic_write::write_atomic(&marker, LAYOUT_CONTENT)?;
+        }
+        Ok(())
+    }
+
+    /// Stores a small blob held in memory unless it is already there.
     pub fn write_blob(&self, digest: &str, data: &[u8]) -> Result<(), LayoutError> {
         if self.has_blob(digest, data.len() as u64) {
             return Ok(());
@@ -107,25 +144,99 @@ impl Layout {
         Ok(())
     }
 
-    /// Reads a blob and checks its digest.
-    pub fn read_blob(&self, digest: &str) -> Result<Bytes, LayoutError> {
-        let path = self.blob_path(digest)?;
-        let data = std::fs::read(&path).map_err(|source| LayoutError::Read {
-            path: path.clone(),
+    /// A temporary file beside the blobs (so the final rename stays on one filesystem).
+    fn temp_blob(&self) -> Result<tempfile::NamedTempFile, LayoutError> {
+        let dir = self.dir.join("blobs/sha256");
+        std::fs::create_dir_all(&dir).map_err(|source| LayoutError::WriteBlob {
+            path: dir.clone(),
             source,
         })?;
-        let actual = sha256_digest(&data);
-        if actual != digest {
+        tempfile::Builder::new()
+            .prefix(".partial-")
+            .tempfile_in(&dir)
+            .map_err(|source| LayoutError::WriteBlob { path: dir, source })
+    }
+
+    /// Moves a checked temporary file to the blob's place.
+    fn commit(
+        &self,
+        tmp: tempfile::NamedTempFile,
+        digest: &str,
+        actual: (String, u64),
+        size: u64,
+    ) -> Result<(), LayoutError> {
+        let path = self.blob_path(digest)?;
+        if actual.0 != digest || actual.1 != size {
             return Err(LayoutError::Model {
                 dir: self.dir.clone(),
                 source: ModelError::DigestMismatch {
-                    what: path.display().to_string(),
+                    what: format!("blob {digest} ({size} bytes)"),
                     expected: digest.into(),
-                    actual,
+                    actual: format!("{} ({} bytes)", actual.0, actual.1),
                 },
             });
         }
-        Ok(Bytes::from(data))
+        tmp.persist(&path).map_err(|e| LayoutError::WriteBlob {
+            path,
+            source: e.error,
+        })?;
+        Ok(())
+    }
+
+    /// Stores a blob from a stream of pieces, checking its digest and size before it
+    /// becomes visible. Memory: one piece.
+    pub async fn write_blob_stream(
+        &self,
+        digest: &str,
+        size: u64,
+        mut pieces: ByteStream,
+    ) -> Result<u64, LayoutError> {
+        if self.has_blob(digest, size) {
+            return Ok(0);
+        }
+        let tmp = self.temp_blob()?;
+        let path = tmp.path().to_path_buf();
+        let werr = |source| LayoutError::WriteBlob {
+            path: path.clone(),
+            source,
+        };
+        let file = tmp.reopen().map_err(werr)?;
+        let mut out = HashingWriter::new(file);
+        while let Some(piece) = pieces.next().await {
+            let piece = piece.map_err(werr)?;
+            // Page-cache writes of one piece; not worth a blocking-pool hop each.
+            out.write_all(&piece).map_err(werr)?;
+        }
+        let (_, actual, written) = out.finish();
+        self.commit(tmp, digest, (actual, written), size)?;
+        Ok(written)
+    }
+
+    /// Stores a blob we hold in a file (a built layer, another layout's blob), copying it
+    /// while hashing. Returns the bytes written (0 when the layout had it).
+    pub fn write_blob_from(&self, blob: &Blob) -> Result<u64, LayoutError> {
+        if self.has_blob(&blob.digest, blob.size()) {
+            return Ok(0);
+        }
+        if let BlobData::Memory(b) = &blob.data {
+            self.write_blob(&blob.digest, b)?;
+            return Ok(b.len() as u64);
+        }
+        let tmp = self.temp_blob()?;
+        let path = tmp.path().to_path_buf();
+        let werr = |source| LayoutError::WriteBlob {
+            path: path.clone(),
+            source,
+        };
+        let mut out = HashingWriter::new(tmp.reopen().map_err(werr)?);
+        let mut reader = blob.reader().map_err(|source| LayoutError::Read {
+            path: blob.path().map(Path::to_path_buf).unwrap_or_default(),
+            source,
+        })?;
+        std::io::copy(&mut reader, &mut out).map_err(werr)?;
+        let (_, actual, written) = out.finish();
+        self.commit(tmp, &blob.digest, (actual, written), blob.size())?;
+        Ok(written)
     }
 
     /// The layout's index.json, or an empty index when the directory is new.
@@ -145,20 +256,23 @@ impl Layout {
         }
     }
 
-    /// Writes every blob of `image`, then points `tag` at it in index.json.
-    pub fn write_image(&self, image: &Image, tag: Option<&str>) -> Result<(), LayoutError> {
-        let tag = tag.unwrap_or(DEFAULT_TAG);
-        atomic_write::write_atomic(&self.dir.join(OCI_LAYOUT), LAYOUT_CONTENT)?;
-        for blob in image.blobs() {
-            self.write_blob(&blob.digest, &blob.data)?;
-        }
-        self.write_blob(&image.digest, &image.manifest)?;
-
+    /// Stores manifest (or index) bytes as a blob and points `tag` at them in index.json.
+    /// Call it after every blob the manifest names is stored.
+    pub fn tag_manifest(
+        &self,
+        manifest: &[u8],
+        media_type: &str,
+        tag: &str,
+    ) -> Result<String, LayoutError> {
+        self.init()?;
+        let digest = sha256_digest(manifest);
+        self.write_blob(&digest, manifest)?;
+        let _guard = INDEX_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         let mut index = self.index()?;
         let mut entry = Descriptor {
-            media_type: image.manifest_media_type.clone(),
-            digest: image.digest.clone(),
-            size: image.manifest.len() as u64,
+            media_type: media_type.to_string(),
+            digest: digest.clone(),
+            size: manifest.len() as u64,
             platform: None,
             annotations: Default::default(),
         };
@@ -170,6 +284,7 @@ impl Layout {
             .iter()
             .position(|d| d.annotations.get(ANNOTATION_REF_NAME).map(String::as_str) == Some(tag))
         {
+            Some(i) if index.manifests[i] == entry => return Ok(digest),
             Some(i) => index.manifests[i] = entry,
             None => index.manifests.push(entry),
         }
@@ -178,6 +293,32 @@ impl Layout {
             source,
         })?;
         atomic_write::write_atomic(&self.dir.join("index.json"), &bytes)?;
+        Ok(digest)
+    }
+
+    /// Writes every blob of `image`, then points `tag` at it in index.json.
+    pub fn write_image(&self, image: &Image, tag: Option<&str>) -> Result<(), LayoutError> {
+        self.write_artifact(&Artifact::Image(image.clone()), tag)
+    }
+
+    /// Writes an image or an index of images, blobs first, then `tag` in index.json.
+    pub fn write_artifact(
+        &self,
+        artifact: &Artifact,
+        tag: Option<&str>,
+    ) -> Result<(), LayoutError> {
+        self.init()?;
+        for image in artifact.images() {
+            for blob in image.blobs() {
+                self.write_blob_from(blob)?;
+            }
+            self.write_blob(&image.digest, &image.manifest)?;
+        }
+        self.tag_manifest(
+            artifact.manifest(),
+            artifact.media_type(),
+            tag.unwrap_or(DEFAULT_TAG),
+        )?;
         Ok(())
     }
 
@@ -231,27 +372,176 @@ impl Layout {
         Ok(found.clone())
     }
 
-    /// Reads the image `tag` names (see [`Layout::resolve`]), checking every digest.
-    pub fn read_image(&self, tag: Option<&str>) -> Result<Image, LayoutError> {
-        let desc = self.resolve(tag)?;
-        if desc.media_type == MEDIA_TYPE_OCI_INDEX
-            || desc.media_type == super::model::MEDIA_TYPE_DOCKER_LIST
-        {
-            return Err(LayoutError::Nested {
+    /// A blob of the layout as a [`Blob`] that refers to its file (checked for size; the
+    /// digest is checked by whoever reads it).
+    pub fn blob(&self, desc: &Descriptor) -> Result<Blob, LayoutError> {
+        let path = self.blob_path(&desc.digest)?;
+        match std::fs::metadata(&path) {
+            Ok(m) if m.len() == desc.size => Ok(Blob::in_file(
+                desc.media_type.clone(),
+                desc.digest.clone(),
+                desc.size,
+                BlobData::Stored(path),
+            )),
+            Ok(m) => Err(LayoutError::Model {
                 dir: self.dir.clone(),
-                digest: desc.digest,
+                source: ModelError::DigestMismatch {
+                    what: format!(
+                        "{} (size {}, descriptor says {})",
+                        path.display(),
+                        m.len(),
+                        desc.size
+                    ),
+                    expected: desc.digest.clone(),
+                    actual: "other content".into(),
+                },
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LayoutError::MissingBlob {
+                dir: self.dir.clone(),
+                digest: desc.digest.clone(),
+            }),
+            Err(source) => Err(LayoutError::Read { path, source }),
+        }
+    }
+
+    /// Reads a small blob whole (a manifest, an index, a config), checking its digest.
+    pub fn read_blob(&self, digest: &str) -> Result<Bytes, LayoutError> {
+        let path = self.blob_path(digest)?;
+        let data = std::fs::read(&path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                LayoutError::MissingBlob {
+                    dir: self.dir.clone(),
+                    digest: digest.to_string(),
+                }
+            } else {
+                LayoutError::Read {
+                    path: path.clone(),
+                    source,
+                }
+            }
+        })?;
+        let actual = sha256_digest(&data);
+        if actual != digest {
+            return Err(LayoutError::Model {
+                dir: self.dir.clone(),
+                source: ModelError::DigestMismatch {
+                    what: path.display().to_string(),
+                    expected: digest.into(),
+                    actual,
+                },
             });
         }
-        let manifest = self.read_blob(&desc.digest)?;
-        Image::assemble(
-            manifest,
-            Some(&desc.media_type),
-            |d| self.read_blob(&d.digest),
-            |source| LayoutError::Model {
+        Ok(Bytes::from(data))
+    }
+
+    /// The manifest or index a tag (or, for `sha256:` strings, a digest) names.
+    pub fn manifest(&self, reference: Option<&str>) -> Result<FetchedManifest, LayoutError> {
+        let (digest, served) = match reference {
+            Some(d) if d.starts_with("sha256:") => (d.to_string(), None),
+            tag => {
+                let desc = self.resolve(tag)?;
+                (desc.digest, Some(desc.media_type))
+            }
+        };
+        let bytes = self.read_blob(&digest)?;
+        Ok(FetchedManifest {
+            media_type: model::media_type_of(&bytes, served.as_deref()),
+            bytes,
+            digest,
+        })
+    }
+
+    /// The single-platform image of a manifest's bytes, its blobs referring to this layout.
+    fn image_of(&self, fetched: FetchedManifest) -> Result<Image, LayoutError> {
+        let wrap = |source| LayoutError::Model {
+            dir: self.dir.clone(),
+            source,
+        };
+        let parsed = model::parse_manifest(&fetched.bytes, &fetched.digest).map_err(wrap)?;
+        let config = self.blob(&parsed.config)?;
+        let config = Blob::in_memory(
+            config.media_type.clone(),
+            config.digest.clone(),
+            self.read_blob(&config.digest)?,
+        );
+        let layers = parsed
+            .layers
+            .iter()
+            .map(|d| self.blob(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Image {
+            manifest: fetched.bytes,
+            manifest_media_type: fetched.media_type,
+            digest: fetched.digest,
+            config,
+            layers,
+        })
+    }
+
+    /// Reads the image or index `tag` names (see [`Layout::resolve`]).
+    pub fn read_artifact(&self, tag: Option<&str>) -> Result<Artifact, LayoutError> {
+        let top = self.manifest(tag)?;
+        if !model::is_index(&top.media_type) {
+            return Ok(Artifact::Image(self.image_of(top)?));
+        }
+        let index =
+            model::parse_index(&top.bytes, &top.digest).map_err(|source| LayoutError::Model {
                 dir: self.dir.clone(),
                 source,
-            },
-        )
+            })?;
+        let images = index
+            .manifests
+            .iter()
+            .filter(|d| !model::is_index(&d.media_type))
+            .map(|d| self.image_of(self.manifest(Some(&d.digest))?))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Artifact::Index(ImageIndex {
+            manifest: top.bytes,
+            digest: top.digest,
+            images,
+        }))
+    }
+
+    /// Reads the image `tag` names; an index is resolved to `platform` (default: linux and
+    /// this machine's architecture).
+    pub fn read_image_for(
+        &self,
+        tag: Option<&str>,
+        platform: Option<&Platform>,
+    ) -> Result<Image, LayoutError> {
+        let top = self.manifest(tag)?;
+        if !model::is_index(&top.media_type) {
+            return self.image_of(top);
+        }
+        let index =
+            model::parse_index(&top.bytes, &top.digest).map_err(|source| LayoutError::Model {
+                dir: self.dir.clone(),
+                source,
+            })?;
+        let wanted = platform.cloned().unwrap_or_else(host_platform);
+        match model::pick_platform(&index, &wanted) {
+            Some(d) => self.image_of(self.manifest(Some(&d.digest))?),
+            None => Err(LayoutError::NoPlatform {
+                dir: self.dir.clone(),
+                digest: top.digest,
+                platform: wanted.to_string(),
+                available: model::platforms_text(&index),
+            }),
+        }
+    }
+
+    /// Reads the image `tag` names (an index resolved to this machine's platform).
+    pub fn read_image(&self, tag: Option<&str>) -> Result<Image, LayoutError> {
+        self.read_image_for(tag, None)
+    }
+}
+
+/// linux and this machine's architecture.
+pub fn host_platform() -> Platform {
+    Platform {
+        os: "linux".into(),
+        architecture: super::registry::host_arch().into(),
+        variant: None,
     }
 }
 
@@ -294,8 +584,16 @@ mod tests {
         let layout = Layout::new(dir.path());
         let a = image(b"a");
         layout.write_image(&a, None).unwrap();
-        let hex = digest_hex(&a.layers[0].digest).unwrap();
+        let hex = digest_hex(&a.config.digest).unwrap();
         std::fs::write(dir.path().join("blobs/sha256").join(hex), b"garbage").unwrap();
+        let err = layout.read_image(None).unwrap_err().to_string();
+        assert!(err.contains("digest mismatch"), "{err}");
+        // A layer is checked for size when read, for content when streamed.
+        let b = image(b"b");
+        let layout = Layout::new(dir.path().join("b"));
+        layout.write_image(&b, None).unwrap();
+        let hex = digest_hex(&b.layers[0].digest).unwrap();
+        std::fs::write(dir.path().join("b/blobs/sha256").join(hex), b"garbage").unwrap();
         let err = layout.read_image(None).unwrap_err().to_string();
         assert!(err.contains("digest mismatch"), "{err}");
     }

@@ -8,17 +8,22 @@
 //! - [`layout`]: OCI image layout directories (`oci:<dir>[:tag]`).
 //! - [`reference`]: telling `oci:` destinations from registry references.
 //! - [`auth`]: credentials from `--creds`, podman's auth.json and docker's config.json.
-//! - [`registry`]: the registry client (oci-client underneath): HEAD before upload, parallel
-//!   blob pushes, manifest last, retries.
+//! - [`blob`]: where a blob's bytes are (memory, a spooled file, a layout's file), read and
+//!   written in bounded pieces while hashing.
+//! - [`registry`]: the distribution API spoken directly: auth flow, blobs, manifests, retries.
+//! - [`copy`]: the one copy engine every image move goes through (streaming, parallel, HEAD
+//!   and cross-repository mount before upload, resumable).
 //! - [`unpack`]: applying layers to a directory (pull to a rootfs).
 //! - [`elf`]: reading ELF headers to find a dynamic binary's shared-library closure.
 //! - [`rootfs`]: the small distroless base every application image gets (passwd, group, CA
 //!   certificates) and the binary layers.
 //! - [`operator`]: the operator image (bundle images are built by `bundle::image`, catalog
 //!   images by `serve::image`).
-//! - [`transfer`]: moving whole images between layouts and registries (`copy`, `pull_to_dir`).
+//! - [`transfer`]: one-call moves by reference string (`store`, `copy`, `pull_to_dir`).
 
 pub mod auth;
+pub mod blob;
+pub mod copy;
 pub mod elf;
 pub mod layer;
 pub mod layout;

@@ -1,4 +1,4 @@
-//! The JSON documents of an image (manifest, config, index) and the in-memory image.
+//! The JSON documents of an image (manifest, config, index) and the image we build.
 //!
 //! We write these with our own serde types rather than a generic builder so the bytes are
 //! fully under our control: field order is fixed by the structs, empty fields are left out,
@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+pub use super::blob::Blob;
 use super::layer::{Layer, MEDIA_TYPE_LAYER_GZIP};
 use super::sha256_digest;
 use crate::reproducible::rfc3339;
@@ -134,22 +135,8 @@ pub struct History {
     pub empty_layer: bool,
 }
 
-/// One stored blob with its descriptor facts.
-#[derive(Debug, Clone)]
-pub struct Blob {
-    pub media_type: String,
-    pub digest: String,
-    pub data: Bytes,
-}
-
-impl Blob {
-    pub fn size(&self) -> u64 {
-        self.data.len() as u64
-    }
-}
-
-/// A complete single-platform image in memory: the exact manifest bytes (whose sha256 is the
-/// image digest), the config and the layers.
+/// A complete single-platform image: the exact manifest bytes (whose sha256 is the image
+/// digest), the config (in memory) and the layers (in files).
 #[derive(Debug, Clone)]
 pub struct Image {
     pub manifest: Bytes,
@@ -176,6 +163,14 @@ pub enum ModelError {
     },
     #[error("{what}: unsupported media type {media_type:?}")]
     MediaType { what: String, media_type: String },
+    #[error("{what}: cannot read: {detail}")]
+    Read { what: String, detail: String },
+    #[error("two images for {platform} ({first} and {second}): an index holds one per platform")]
+    SamePlatform {
+        platform: String,
+        first: String,
+        second: String,
+    },
 }
 
 impl Image {
@@ -189,7 +184,11 @@ impl Image {
 
     /// Parses the config blob.
     pub fn parsed_config(&self) -> Result<ImageConfig, ModelError> {
-        serde_json::from_slice(&self.config.data).map_err(|source| ModelError::Json {
+        let bytes = self.config.bytes().map_err(|e| ModelError::Read {
+            what: format!("config {}", self.config.digest),
+            detail: e.to_string(),
+        })?;
+        serde_json::from_slice(&bytes).map_err(|source| ModelError::Json {
             what: format!("config {}", self.config.digest),
             source,
         })
@@ -200,58 +199,239 @@ impl Image {
         self.layers.iter().chain(std::iter::once(&self.config))
     }
 
-    /// Assembles an image from a manifest's bytes and blobs fetched separately, checking that
-    /// each blob's content matches the digest the manifest names. `wrap` turns format
-    /// problems into the caller's error type, so fetch errors pass through unchanged.
-    pub fn assemble<E>(
-        manifest: Bytes,
-        manifest_media_type: Option<&str>,
-        mut fetch: impl FnMut(&Descriptor) -> Result<Bytes, E>,
-        wrap: impl Fn(ModelError) -> E,
-    ) -> Result<Image, E> {
-        let digest = sha256_digest(&manifest);
-        let parsed = parse_manifest(&manifest, &digest).map_err(&wrap)?;
-        let media_type = parsed
-            .media_type
-            .clone()
-            .or_else(|| manifest_media_type.map(str::to_string))
-            .unwrap_or_else(|| MEDIA_TYPE_OCI_MANIFEST.to_string());
-        if media_type != MEDIA_TYPE_OCI_MANIFEST && media_type != MEDIA_TYPE_DOCKER_MANIFEST {
-            return Err(wrap(ModelError::MediaType {
-                what: format!("manifest {digest}"),
-                media_type,
-            }));
-        }
-        let mut load = |d: &Descriptor| -> Result<Blob, E> {
-            let data = fetch(d)?;
-            let actual = sha256_digest(&data);
-            if actual != d.digest {
-                return Err(wrap(ModelError::DigestMismatch {
-                    what: format!("blob {}", d.digest),
-                    expected: d.digest.clone(),
-                    actual,
-                }));
-            }
-            Ok(Blob {
-                media_type: d.media_type.clone(),
-                digest: d.digest.clone(),
-                data,
-            })
-        };
-        let config = load(&parsed.config)?;
-        let layers = parsed
-            .layers
-            .iter()
-            .map(&mut load)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Image {
-            manifest,
-            manifest_media_type: media_type,
-            digest,
-            config,
-            layers,
+    /// The bytes of the manifest plus every blob.
+    pub fn total_size(&self) -> u64 {
+        self.manifest.len() as u64 + self.blobs().map(Blob::size).sum::<u64>()
+    }
+
+    /// The platform the config names, for an index entry.
+    pub fn platform(&self) -> Result<Platform, ModelError> {
+        let c = self.parsed_config()?;
+        Ok(Platform {
+            architecture: c.architecture,
+            os: c.os,
+            variant: c.variant,
         })
     }
+}
+
+/// Several images of one name for different platforms: the index bytes (whose sha256 is the
+/// reference's digest) and the images, in the index's order.
+#[derive(Debug, Clone)]
+pub struct ImageIndex {
+    pub manifest: Bytes,
+    pub digest: String,
+    pub images: Vec<Image>,
+}
+
+impl ImageIndex {
+    /// An OCI index of `images`, each entry carrying the platform its config names. Two
+    /// images of one platform are refused (a runtime would pick one of them at random).
+    pub fn of(images: Vec<Image>) -> Result<ImageIndex, ModelError> {
+        let mut manifests = Vec::with_capacity(images.len());
+        for image in &images {
+            let platform = image.platform()?;
+            if let Some(other) = manifests
+                .iter()
+                .position(|d: &Descriptor| d.platform.as_ref() == Some(&platform))
+            {
+                return Err(ModelError::SamePlatform {
+                    platform: platform.to_string(),
+                    first: images[other].digest.clone(),
+                    second: image.digest.clone(),
+                });
+            }
+            manifests.push(Descriptor {
+                media_type: image.manifest_media_type.clone(),
+                digest: image.digest.clone(),
+                size: image.manifest.len() as u64,
+                platform: Some(platform),
+                annotations: BTreeMap::new(),
+            });
+        }
+        let index = Index {
+            schema_version: 2,
+            media_type: Some(MEDIA_TYPE_OCI_INDEX.into()),
+            manifests,
+            annotations: BTreeMap::new(),
+        };
+        // Serialising our own plain structs cannot fail.
+        let manifest = Bytes::from(serde_json::to_vec(&index).unwrap_or_default());
+        Ok(ImageIndex {
+            digest: sha256_digest(&manifest),
+            manifest,
+            images,
+        })
+    }
+}
+
+/// What a build makes: one image, or an index of images for several platforms.
+#[derive(Debug, Clone)]
+pub enum Artifact {
+    Image(Image),
+    Index(ImageIndex),
+}
+
+impl Artifact {
+    /// The digest a reference pins: the image's, or the index's.
+    pub fn digest(&self) -> &str {
+        match self {
+            Artifact::Image(i) => &i.digest,
+            Artifact::Index(x) => &x.digest,
+        }
+    }
+
+    pub fn media_type(&self) -> &str {
+        match self {
+            Artifact::Image(i) => &i.manifest_media_type,
+            Artifact::Index(_) => MEDIA_TYPE_OCI_INDEX,
+        }
+    }
+
+    pub fn manifest(&self) -> &Bytes {
+        match self {
+            Artifact::Image(i) => &i.manifest,
+            Artifact::Index(x) => &x.manifest,
+        }
+    }
+
+    /// The images, one for a single-platform artifact.
+    pub fn images(&self) -> &[Image] {
+        match self {
+            Artifact::Image(i) => std::slice::from_ref(i),
+            Artifact::Index(x) => &x.images,
+        }
+    }
+
+    /// The bytes of every manifest and distinct blob.
+    pub fn total_size(&self) -> u64 {
+        match self {
+            Artifact::Image(i) => i.total_size(),
+            Artifact::Index(x) => {
+                let mut seen = std::collections::HashSet::new();
+                x.manifest.len() as u64
+                    + x.images
+                        .iter()
+                        .map(|i| {
+                            i.manifest.len() as u64
+                                + i.blobs()
+                                    .filter(|b| seen.insert(b.digest.clone()))
+                                    .map(Blob::size)
+                                    .sum::<u64>()
+                        })
+                        .sum::<u64>()
+            }
+        }
+    }
+}
+
+impl From<Image> for Artifact {
+    fn from(image: Image) -> Self {
+        Artifact::Image(image)
+    }
+}
+
+impl std::fmt::Display for Platform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.os, self.architecture)?;
+        if let Some(v) = &self.variant {
+            write!(f, "/{v}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for Platform {
+    type Err = String;
+
+    /// `os/arch[/variant]`, as `--platform` takes it (`linux/arm64`, `linux/arm/v7`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.split('/').collect();
+        match parts.as_slice() {
+            [os, arch] if !os.is_empty() && !arch.is_empty() => Ok(Platform {
+                os: os.to_string(),
+                architecture: arch.to_string(),
+                variant: None,
+            }),
+            [os, arch, v] if !os.is_empty() && !arch.is_empty() && !v.is_empty() => Ok(Platform {
+                os: os.to_string(),
+                architecture: arch.to_string(),
+                variant: Some(v.to_string()),
+            }),
+            _ => Err(format!(
+                "{s:?}: expected OS/ARCH[/VARIANT], e.g. linux/arm64"
+            )),
+        }
+    }
+}
+
+impl Platform {
+    /// Whether an index entry's platform is the one asked for (a request without a variant
+    /// matches any variant).
+    pub fn matches(&self, wanted: &Platform) -> bool {
+        self.os == wanted.os
+            && self.architecture == wanted.architecture
+            && (wanted.variant.is_none() || self.variant == wanted.variant)
+    }
+}
+
+/// The media type of manifest bytes: their `mediaType`, else the served `Content-Type` when
+/// it is a manifest type, else an index when they list `manifests`, else an OCI manifest.
+pub fn media_type_of(bytes: &[u8], served: Option<&str>) -> String {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "mediaType")]
+        media_type: Option<String>,
+        manifests: Option<serde::de::IgnoredAny>,
+    }
+    let probe = serde_json::from_slice::<Probe>(bytes).ok();
+    if let Some(m) = probe.as_ref().and_then(|p| p.media_type.clone()) {
+        return m;
+    }
+    if let Some(s) = served.filter(|s| ACCEPTED_MANIFEST_TYPES.contains(s)) {
+        return s.to_string();
+    }
+    match probe {
+        Some(Probe {
+            manifests: Some(_), ..
+        }) => MEDIA_TYPE_OCI_INDEX.into(),
+        _ => MEDIA_TYPE_OCI_MANIFEST.into(),
+    }
+}
+
+/// Whether a media type names an index (OCI) or a manifest list (Docker).
+pub fn is_index(media_type: &str) -> bool {
+    media_type == MEDIA_TYPE_OCI_INDEX || media_type == MEDIA_TYPE_DOCKER_LIST
+}
+
+/// The entry of an index for `wanted` (the first match, as runtimes pick).
+pub fn pick_platform<'a>(index: &'a Index, wanted: &Platform) -> Option<&'a Descriptor> {
+    index
+        .manifests
+        .iter()
+        .find(|d| d.platform.as_ref().is_some_and(|p| p.matches(wanted)))
+}
+
+/// The platforms an index holds, for messages (`linux/amd64, linux/arm64`).
+pub fn platforms_text(index: &Index) -> String {
+    let list: Vec<String> = index
+        .manifests
+        .iter()
+        .filter_map(|d| d.platform.as_ref().map(ToString::to_string))
+        .collect();
+    if list.is_empty() {
+        "no platforms".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// Parses index bytes; `digest` names it in errors.
+pub fn parse_index(bytes: &[u8], digest: &str) -> Result<Index, ModelError> {
+    serde_json::from_slice(bytes).map_err(|source| ModelError::Json {
+        what: format!("index {digest}"),
+        source,
+    })
 }
 
 /// Parses manifest bytes; `digest` names it in errors.
@@ -377,19 +557,15 @@ impl ImageBuilder {
         };
         // Serialising our own plain structs cannot fail.
         let config_bytes = Bytes::from(serde_json::to_vec(&config).unwrap_or_default());
-        let config_blob = Blob {
-            media_type: MEDIA_TYPE_OCI_CONFIG.into(),
-            digest: sha256_digest(&config_bytes),
-            data: config_bytes,
-        };
+        let config_blob = Blob::in_memory(
+            MEDIA_TYPE_OCI_CONFIG,
+            sha256_digest(&config_bytes),
+            config_bytes,
+        );
         let layers: Vec<Blob> = self
             .layers
             .into_iter()
-            .map(|(l, _)| Blob {
-                media_type: MEDIA_TYPE_LAYER_GZIP.into(),
-                digest: l.digest,
-                data: l.blob,
-            })
+            .map(|(l, _)| Blob::in_file(MEDIA_TYPE_LAYER_GZIP, l.digest, l.size, l.blob))
             .collect();
         let manifest = Manifest {
             schema_version: 2,
@@ -445,7 +621,7 @@ mod tests {
         let c = a.parsed_config().unwrap();
         assert_eq!(c.created.as_deref(), Some("1970-01-01T00:00:00Z"));
         assert_eq!(c.config.labels["a"], "b");
-        let json: serde_json::Value = serde_json::from_slice(&a.config.data).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&a.config.bytes().unwrap()).unwrap();
         assert!(json.pointer("/config/ExposedPorts/50051~1tcp").is_some());
     }
 }

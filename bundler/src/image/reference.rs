@@ -3,8 +3,118 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::str::FromStr;
 
-pub use oci_client::Reference;
+use crate::grammar::image_ref;
+
+/// A registry image reference, split the way containers/image's `ParseNormalizedNamed` splits
+/// it: `registry/repository[:tag][@digest]`, with Docker Hub's implicit `docker.io/` and
+/// `library/` added. A reference with neither tag nor digest gets the tag `latest`, as every
+/// container tool assumes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Reference {
+    registry: String,
+    repository: String,
+    tag: Option<String>,
+    digest: Option<String>,
+}
+
+impl Reference {
+    pub fn with_tag(registry: String, repository: String, tag: String) -> Self {
+        Reference {
+            registry,
+            repository,
+            tag: Some(tag),
+            digest: None,
+        }
+    }
+
+    pub fn with_digest(registry: String, repository: String, digest: String) -> Self {
+        Reference {
+            registry,
+            repository,
+            tag: None,
+            digest: Some(digest),
+        }
+    }
+
+    /// The registry as written (`docker.io` for Docker Hub).
+    pub fn registry(&self) -> &str {
+        &self.registry
+    }
+
+    /// The host to connect to: Docker Hub's API lives at `registry-1.docker.io`.
+    pub fn resolve_registry(&self) -> &str {
+        match self.registry.as_str() {
+            "docker.io" | "index.docker.io" => "registry-1.docker.io",
+            other => other,
+        }
+    }
+
+    pub fn repository(&self) -> &str {
+        &self.repository
+    }
+
+    pub fn tag(&self) -> Option<&str> {
+        self.tag.as_deref()
+    }
+
+    pub fn digest(&self) -> Option<&str> {
+        self.digest.as_deref()
+    }
+
+    /// What a manifest request names: the digest when there is one, else the tag.
+    pub fn manifest_ref(&self) -> &str {
+        self.digest
+            .as_deref()
+            .or(self.tag.as_deref())
+            .unwrap_or(crate::image::layout::DEFAULT_TAG)
+    }
+
+    /// `registry/repository[:tag][@digest]`.
+    pub fn whole(&self) -> String {
+        self.to_string()
+    }
+
+    /// `registry/repository`, the name without tag or digest.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.registry, self.repository)
+    }
+}
+
+impl fmt::Display for Reference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.registry, self.repository)?;
+        if let Some(t) = &self.tag {
+            write!(f, ":{t}")?;
+        }
+        if let Some(d) = &self.digest {
+            write!(f, "@{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Reference {
+    type Err = image_ref::ImageRefError;
+
+    /// Parses a pull spec OLM's grammar accepts ([`image_ref::validate`]).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        image_ref::validate(s)?;
+        let (name, tag, digest) = image_ref::split(s);
+        let (registry, repository) = image_ref::split_docker_domain(name);
+        let tag = match (tag, digest) {
+            (None, None) => Some(crate::image::layout::DEFAULT_TAG.to_string()),
+            (t, _) => t.map(str::to_string),
+        };
+        Ok(Reference {
+            registry,
+            repository,
+            tag,
+            digest: digest.map(str::to_string),
+        })
+    }
+}
 
 /// A parsed image location.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,15 +181,10 @@ impl ImageRef {
                 transport: transport.into(),
             });
         }
-        // OLM's grammar decides what is a reference; oci-client then splits it.
-        crate::grammar::image_ref::validate(plain).map_err(|e| RefError::Invalid {
-            input: input.into(),
-            reason: e.to_string(),
-        })?;
         let reference: Reference =
             plain
                 .parse()
-                .map_err(|e: oci_client::ParseError| RefError::Invalid {
+                .map_err(|e: image_ref::ImageRefError| RefError::Invalid {
                     input: input.into(),
                     reason: e.to_string(),
                 })?;
@@ -138,6 +243,22 @@ mod tests {
             }
         );
         assert!(ImageRef::parse("oci:").is_err());
+    }
+
+    #[test]
+    fn references_split_like_containers_image() {
+        let r: Reference = "busybox".parse().unwrap();
+        assert_eq!(r.whole(), "docker.io/library/busybox:latest");
+        assert_eq!(r.resolve_registry(), "registry-1.docker.io");
+        let d = format!("sha256:{}", "a".repeat(64));
+        let r: Reference = format!("127.0.0.1:5000/ns/app@{d}").parse().unwrap();
+        assert_eq!((r.registry(), r.repository()), ("127.0.0.1:5000", "ns/app"));
+        assert_eq!((r.tag(), r.digest()), (None, Some(d.as_str())));
+        assert_eq!(r.manifest_ref(), d);
+        let r: Reference = format!("quay.io/a/b:v1@{d}").parse().unwrap();
+        assert_eq!(r.whole(), format!("quay.io/a/b:v1@{d}"));
+        assert_eq!(r.manifest_ref(), d);
+        assert!("quay.io/A/b".parse::<Reference>().is_err());
     }
 
     #[test]

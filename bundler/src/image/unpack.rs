@@ -9,6 +9,22 @@ use flate2::read::GzDecoder;
 
 use super::model::{Blob, Image};
 
+/// Reads through to the end while hashing, so a layer whose content does not match its
+/// digest fails the unpack (after the fact; the directory is a scratch area then).
+struct Hashing<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use sha2::Digest as _;
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum UnpackError {
     #[error("{path}: cannot write: {source}")]
@@ -27,6 +43,8 @@ pub enum UnpackError {
     Escape { digest: String, entry: String },
     #[error("layer {digest}: unsupported media type {media_type:?}")]
     MediaType { digest: String, media_type: String },
+    #[error("layer {digest}: digest mismatch: the content has {actual}")]
+    Digest { digest: String, actual: String },
 }
 
 fn safe_relative(path: &Path) -> Option<PathBuf> {
@@ -56,15 +74,22 @@ pub fn apply_layer(root: &Path, blob: &Blob) -> Result<(), UnpackError> {
         digest: blob.digest.clone(),
         source,
     };
-    let reader: Box<dyn Read> = if blob.media_type.ends_with("gzip") {
-        Box::new(GzDecoder::new(&blob.data[..]))
-    } else if blob.media_type.ends_with(".tar") || blob.media_type.ends_with("diff.tar") {
-        Box::new(&blob.data[..])
-    } else {
+    let raw = blob.reader().map_err(lerr)?;
+    let mut hashing = Hashing {
+        inner: std::io::BufReader::with_capacity(super::blob::CHUNK, raw),
+        hasher: <sha2::Sha256 as sha2::Digest>::new(),
+    };
+    let gzip = blob.media_type.ends_with("gzip");
+    if !(gzip || blob.media_type.ends_with(".tar") || blob.media_type.ends_with("diff.tar")) {
         return Err(UnpackError::MediaType {
             digest: blob.digest.clone(),
             media_type: blob.media_type.clone(),
         });
+    }
+    let reader: Box<dyn Read + '_> = if gzip {
+        Box::new(GzDecoder::new(&mut hashing))
+    } else {
+        Box::new(&mut hashing)
     };
     let mut archive = tar::Archive::new(reader);
     archive.set_preserve_permissions(true);
@@ -116,6 +141,18 @@ pub fn apply_layer(root: &Path, blob: &Blob) -> Result<(), UnpackError> {
                 entry: raw.display().to_string(),
             });
         }
+    }
+    drop(archive);
+    std::io::copy(&mut hashing, &mut std::io::sink()).map_err(lerr)?;
+    let actual = format!(
+        "sha256:{}",
+        hex::encode(sha2::Digest::finalize(hashing.hasher))
+    );
+    if actual != blob.digest {
+        return Err(UnpackError::Digest {
+            digest: blob.digest.clone(),
+            actual,
+        });
     }
     Ok(())
 }

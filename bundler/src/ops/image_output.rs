@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::atomic_write;
-use crate::image::model::Image;
+use crate::image::model::{Artifact, Image, Platform};
 use crate::image::reference::ImageRef;
 use crate::image::registry::RegistryOptions;
 use crate::image::rootfs;
@@ -40,9 +40,9 @@ pub fn destination(tag: Option<&str>, push: bool) -> Result<ImageRef, String> {
     }
 }
 
-/// Stores a built or loaded image at `dest` and writes its digest to `digestfile`.
+/// Stores a built image (or index) at `dest` and writes its digest to `digestfile`.
 pub async fn deliver(
-    image: &Image,
+    image: &Artifact,
     dest: &ImageRef,
     digestfile: Option<&Path>,
     opts: &RegistryOptions,
@@ -205,15 +205,17 @@ pub enum Direction {
     Copy,
 }
 
-/// Loads `source` and stores it at `destination` (when given), after checking the two fit
-/// `direction`; `rootfs` also unpacks the image's files there. Returns the image digest and,
-/// when stored, its pinned reference.
+/// Copies `source` to `destination` (when given) through the copy engine, after checking
+/// the two fit `direction`; `rootfs` also unpacks the image's files there. An index moves
+/// whole unless `platform` picks one image. Returns the digest the destination names (or,
+/// when only unpacked, the unpacked image's) and, when stored, its pinned reference.
 pub async fn move_image(
     direction: Direction,
     source: &str,
     destination: Option<&str>,
     rootfs: Option<&Path>,
     digestfile: Option<&Path>,
+    platform: Option<&Platform>,
     opts: &RegistryOptions,
 ) -> Result<(String, Option<Stored>), MoveError> {
     let src = ImageRef::parse(source)?;
@@ -236,22 +238,39 @@ pub async fn move_image(
     if let Some(msg) = usage {
         return Err(MoveError::Usage(msg));
     }
-    let image = transfer::load(&src, opts).await?;
+    let mut digest = None;
     if let Some(root) = rootfs {
-        crate::image::unpack::unpack_image(&image, root)?;
-        tracing::info!("{}: unpacked {} into {}", src, image.digest, root.display());
+        let pulled = transfer::pull_to_dir_for(source, platform, root, opts).await?;
+        tracing::info!(
+            "{}: unpacked {} into {}",
+            src,
+            pulled.digest,
+            root.display()
+        );
+        digest = Some(pulled.digest);
     }
-    match &dst {
+    let stored = match &dst {
         Some(d) => {
-            let stored = deliver(&image, d, digestfile, opts).await?;
-            Ok((image.digest.clone(), Some(stored)))
-        }
-        None => {
-            if let Some(path) = digestfile {
-                atomic_write::write_atomic(path, image.digest.as_bytes())
-                    .map_err(DeliverError::DigestFile)?;
+            let stored = transfer::copy(&src, d, platform, opts).await?;
+            if let Some(report) = &stored.push {
+                tracing::info!("{}: {}", d, report.summary());
+            } else {
+                tracing::info!(
+                    "{}: wrote {} ({} blobs written, {} present)",
+                    d,
+                    stored.digest,
+                    stored.copied.transferred(),
+                    stored.copied.present.len()
+                );
             }
-            Ok((image.digest.clone(), None))
+            digest = Some(stored.digest.clone());
+            Some(stored)
         }
+        None => None,
+    };
+    let digest = digest.unwrap_or_default();
+    if let Some(path) = digestfile {
+        atomic_write::write_atomic(path, digest.as_bytes()).map_err(DeliverError::DigestFile)?;
     }
+    Ok((digest, stored))
 }

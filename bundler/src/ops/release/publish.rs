@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 
-use crate::image::model::Image;
+use crate::image::model::Artifact;
 use crate::image::reference::ImageRef;
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer;
@@ -47,7 +47,7 @@ impl Publisher {
         &self,
         what: &'static str,
         repository: &str,
-        image: &Image,
+        image: &Artifact,
     ) -> anyhow::Result<MadeImage> {
         let published = self.repository(repository);
         let dest = match &self.registry {
@@ -61,19 +61,13 @@ impl Publisher {
         Ok(MadeImage {
             what,
             pinned: config::pinned(&published, &stored.digest),
-            size: image_size(image),
+            size: image.total_size(),
             stored: match &stored.push {
                 Some(r) => format!("{dest}: {}", r.summary()),
                 None => format!("wrote {dest}"),
             },
         })
     }
-}
-
-fn image_size(image: &Image) -> u64 {
-    (image.manifest.len()
-        + image.config.data.len()
-        + image.layers.iter().map(|l| l.data.len()).sum::<usize>()) as u64
 }
 
 /// `1.4 MiB`, `12.0 KiB`, `900 B`.

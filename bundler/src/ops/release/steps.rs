@@ -137,7 +137,7 @@ pub(super) async fn operator_image(
     }
     let made = plan
         .publisher
-        .publish("operator", &cfg.images.operator, &image)
+        .publish("operator", &cfg.images.operator, &image.into())
         .await?;
     let detail = format!("{} ({}){note}", made.pinned, human(made.size));
     Ok((
@@ -236,7 +236,7 @@ pub(super) async fn bundle_image(plan: &Plan) -> Step<MadeImage> {
     let image = build_bundle_image(&plan.stage_bundle, plan.epoch)?;
     let made = plan
         .publisher
-        .publish("bundle", &plan.cfg.images.bundle, &image)
+        .publish("bundle", &plan.cfg.images.bundle, &image.into())
         .await?;
     let detail = format!("{} ({})", made.pinned, human(made.size));
     Ok((made, detail))
@@ -385,7 +385,7 @@ pub(super) async fn catalog_image(plan: &Plan) -> Step<CatalogOutcome> {
     .context("building the catalog image")?;
     let made = plan
         .publisher
-        .publish("catalog", &plan.cfg.images.catalog, &image)
+        .publish("catalog", &plan.cfg.images.catalog, &image.into())
         .await?;
     let mut detail = format!("{} ({})", made.pinned, human(made.size));
     let mut deployed = made.pinned.clone();

@@ -1,0 +1,318 @@
+//! The distribution API calls, one method each: blobs (HEAD, streaming GET, mount, upload)
+//! and manifests (GET, HEAD, PUT). Repositories are names on this client's registry.
+
+use bytes::Bytes;
+use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
+use reqwest::{Body, Response, StatusCode};
+
+use super::super::model::{self, ACCEPTED_MANIFEST_TYPES, ModelError};
+use super::super::sha256_digest;
+use super::RegistryError;
+use super::client::{Access, RegistryClient};
+
+/// A manifest as the registry served it: exact bytes, media type, digest (checked).
+#[derive(Debug, Clone)]
+pub struct FetchedManifest {
+    pub bytes: Bytes,
+    pub media_type: String,
+    pub digest: String,
+}
+
+/// What a cross-repository mount did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mount {
+    /// The blob is now linked into the repository.
+    Mounted,
+    /// The registry refused to mount and opened an upload session instead (its location).
+    Upload(String),
+}
+
+/// The URL of an upload session location with `digest=` appended.
+fn with_digest(location: &str, digest: &str) -> String {
+    let sep = if location.contains('?') { '&' } else { '?' };
+    format!("{location}{sep}digest={digest}")
+}
+
+impl RegistryClient {
+    /// Whether `repo` has the blob (distribution links blobs per repository, so a blob in
+    /// another repository of the same registry answers 404 here).
+    pub async fn head_blob(&self, repo: &str, digest: &str) -> Result<bool, RegistryError> {
+        let op = format!("HEAD blob {digest}");
+        let url = self.url(&format!("/v2/{repo}/blobs/{digest}"));
+        let resp = self
+            .send(&op, &Access::Pull(repo), |h| h.head(&url))
+            .await?;
+        match resp.status() {
+            s if s.is_success() => Ok(true),
+            StatusCode::NOT_FOUND => Ok(false),
+            _ => Err(self.status_error(&op, resp).await),
+        }
+    }
+
+    /// Starts downloading a blob; the caller streams (and checks) the body.
+    pub async fn get_blob(&self, repo: &str, digest: &str) -> Result<Response, RegistryError> {
+        let op = format!("GET blob {digest}");
+        let url = self.url(&format!("/v2/{repo}/blobs/{digest}"));
+        let resp = self.send(&op, &Access::Pull(repo), |h| h.get(&url)).await?;
+        match resp.status() {
+            s if s.is_success() => Ok(resp),
+            StatusCode::NOT_FOUND => Err(RegistryError::NotFound {
+                reference: format!("{}/{repo}@{digest}", self.registry()),
+            }),
+            _ => Err(self.status_error(&op, resp).await),
+        }
+    }
+
+    /// Asks the registry to link a blob of `from` into `repo` without uploading it.
+    pub async fn mount_blob(
+        &self,
+        repo: &str,
+        digest: &str,
+        from: &str,
+    ) -> Result<Mount, RegistryError> {
+        let op = format!("mount blob {digest} from {from}");
+        let url = self.url(&format!(
+            "/v2/{repo}/blobs/uploads/?mount={digest}&from={from}"
+        ));
+        let resp = self
+            .send(&op, &Access::Mount { to: repo, from }, |h| {
+                h.post(&url).header(CONTENT_LENGTH, 0)
+            })
+            .await?;
+        match resp.status() {
+            StatusCode::CREATED => Ok(Mount::Mounted),
+            StatusCode::ACCEPTED => Ok(Mount::Upload(self.location(&op, &resp)?)),
+            _ => Err(self.status_error(&op, resp).await),
+        }
+    }
+
+    fn location(&self, op: &str, resp: &Response) -> Result<String, RegistryError> {
+        resp.headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(|l| self.absolute(l))
+            .ok_or_else(|| RegistryError::Protocol {
+                registry: self.registry().to_string(),
+                op: op.to_string(),
+                detail: "the registry opened an upload session without a Location".into(),
+            })
+    }
+
+    /// Opens an upload session; returns its location.
+    pub async fn start_upload(&self, repo: &str, digest: &str) -> Result<String, RegistryError> {
+        let op = format!("upload blob {digest}");
+        let url = self.url(&format!("/v2/{repo}/blobs/uploads/"));
+        let resp = self
+            .send(&op, &Access::Push(repo), |h| {
+                h.post(&url).header(CONTENT_LENGTH, 0)
+            })
+            .await?;
+        match resp.status() {
+            StatusCode::ACCEPTED => self.location(&op, &resp),
+            _ => Err(self.status_error(&op, resp).await),
+        }
+    }
+
+    /// Sends the whole blob in the session's closing PUT (a monolithic upload).
+    pub async fn put_blob(
+        &self,
+        repo: &str,
+        location: &str,
+        digest: &str,
+        size: u64,
+        body: Body,
+    ) -> Result<(), RegistryError> {
+        let op = format!("upload blob {digest}");
+        let req = self
+            .http()
+            .put(with_digest(location, digest))
+            .header(CONTENT_TYPE, "application/octet-stream")
+            .header(CONTENT_LENGTH, size)
+            .body(body);
+        let resp = self.send_once(&op, &Access::Push(repo), req).await?;
+        match resp.status() {
+            StatusCode::CREATED | StatusCode::NO_CONTENT | StatusCode::OK => Ok(()),
+            _ => Err(self.status_error(&op, resp).await),
+        }
+    }
+
+    /// Streams the blob in one PATCH, then closes the session with an empty PUT: the upload
+    /// docker and containers-image do, for registries that refuse a body on the PUT.
+    pub async fn patch_blob(
+        &self,
+        repo: &str,
+        location: &str,
+        digest: &str,
+        body: Body,
+    ) -> Result<(), RegistryError> {
+        let op = format!("upload blob {digest}");
+        let req = self
+            .http()
+            .patch(location)
+            .header(CONTENT_TYPE, "application/octet-stream")
+            .body(body);
+        let resp = self.send_once(&op, &Access::Push(repo), req).await?;
+        if !resp.status().is_success() {
+            return Err(self.status_error(&op, resp).await);
+        }
+        let next = match resp.headers().get(LOCATION) {
+            Some(_) => self.location(&op, &resp)?,
+            None => location.to_string(),
+        };
+        let url = with_digest(&next, digest);
+        let resp = self
+            .send(&op, &Access::Push(repo), |h| {
+                h.put(&url).header(CONTENT_LENGTH, 0)
+            })
+            .await?;
+        match resp.status() {
+            StatusCode::CREATED | StatusCode::NO_CONTENT | StatusCode::OK => Ok(()),
+            _ => Err(self.status_error(&op, resp).await),
+        }
+    }
+
+    /// Fetches the manifest (or index) `reference` (a tag or digest) names, exactly as
+    /// served, and checks its digest.
+    pub async fn get_manifest(
+        &self,
+        repo: &str,
+        reference: &str,
+    ) -> Result<FetchedManifest, RegistryError> {
+        let op = format!("GET manifest {repo}:{reference}");
+        let url = self.url(&format!("/v2/{repo}/manifests/{reference}"));
+        let accept = ACCEPTED_MANIFEST_TYPES.join(", ");
+        let resp = self
+            .send(&op, &Access::Pull(repo), |h| {
+                h.get(&url).header(ACCEPT, &accept)
+            })
+            .await?;
+        if resp.status() == StatusCode::NOT_FOUND {
+            return Err(RegistryError::NotFound {
+                reference: format!("{}/{repo}{}{reference}", self.registry(), sep(reference)),
+            });
+        }
+        if !resp.status().is_success() {
+            return Err(self.status_error(&op, resp).await);
+        }
+        let header_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(';').next().unwrap_or(v).trim().to_string());
+        let header_digest = resp
+            .headers()
+            .get("docker-content-digest")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let bytes = resp.bytes().await.map_err(|e| RegistryError::Transport {
+            registry: self.registry().to_string(),
+            op: op.clone(),
+            attempts: 1,
+            detail: super::client::chain_text(&e),
+        })?;
+        let digest = sha256_digest(&bytes);
+        let expected = if reference.starts_with("sha256:") {
+            Some(reference.to_string())
+        } else {
+            header_digest.filter(|d| d.starts_with("sha256:"))
+        };
+        if let Some(expected) = expected
+            && expected != digest
+        {
+            return Err(ModelError::DigestMismatch {
+                what: format!(
+                    "manifest {}/{repo}{}{reference}",
+                    self.registry(),
+                    sep(reference)
+                ),
+                expected,
+                actual: digest,
+            }
+            .into());
+        }
+        let media_type = model::media_type_of(&bytes, header_type.as_deref());
+        Ok(FetchedManifest {
+            bytes,
+            media_type,
+            digest,
+        })
+    }
+
+    /// The digest `reference` currently names in `repo`, or `None` when it names nothing.
+    pub async fn head_manifest(
+        &self,
+        repo: &str,
+        reference: &str,
+    ) -> Result<Option<String>, RegistryError> {
+        let op = format!("HEAD manifest {repo}:{reference}");
+        let url = self.url(&format!("/v2/{repo}/manifests/{reference}"));
+        let accept = ACCEPTED_MANIFEST_TYPES.join(", ");
+        let resp = self
+            .send(&op, &Access::Pull(repo), |h| {
+                h.head(&url).header(ACCEPT, &accept)
+            })
+            .await?;
+        match resp.status() {
+            StatusCode::NOT_FOUND => Ok(None),
+            s if s.is_success() => {
+                let digest = resp
+                    .headers()
+                    .get("docker-content-digest")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                match digest {
+                    Some(d) => Ok(Some(d)),
+                    // Without the header only a GET tells.
+                    None => Ok(Some(self.get_manifest(repo, reference).await?.digest)),
+                }
+            }
+            _ => Err(self.status_error(&op, resp).await),
+        }
+    }
+
+    /// Writes manifest bytes (exactly as hashed) under `reference` (a tag or their digest).
+    pub async fn put_manifest(
+        &self,
+        repo: &str,
+        reference: &str,
+        bytes: &Bytes,
+        media_type: &str,
+    ) -> Result<(), RegistryError> {
+        let op = format!("push manifest {repo}:{reference}");
+        let url = self.url(&format!("/v2/{repo}/manifests/{reference}"));
+        let resp = self
+            .send(&op, &Access::Push(repo), |h| {
+                h.put(&url)
+                    .header(CONTENT_TYPE, media_type)
+                    .body(bytes.clone())
+            })
+            .await?;
+        if resp.status().is_success() {
+            Ok(())
+        } else {
+            Err(self.status_error(&op, resp).await)
+        }
+    }
+}
+
+/// `@` before a digest, `:` before a tag.
+fn sep(reference: &str) -> char {
+    if reference.contains(':') { '@' } else { ':' }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_goes_after_existing_query() {
+        assert_eq!(
+            with_digest("http://r/v2/a/blobs/uploads/u1?_state=x", "sha256:ab"),
+            "http://r/v2/a/blobs/uploads/u1?_state=x&digest=sha256:ab"
+        );
+        assert_eq!(
+            with_digest("http://r/v2/a/blobs/uploads/u1", "sha256:ab"),
+            "http://r/v2/a/blobs/uploads/u1?digest=sha256:ab"
+        );
+    }
+}
