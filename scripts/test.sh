@@ -3,8 +3,9 @@
 #
 # Installs what the tests need when it is missing (Debian packages: the distribution registry,
 # skopeo as an independent OCI client, htpasswd for bcrypt entries, openssl for test CAs,
-# rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client),
-# then:
+# rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client;
+# and Debian's static busybox for arm64, ppc64el and s390x, unpacked under target/foreign-elf,
+# real foreign binaries for the multi-platform image tests), then:
 # formatting, clippy, the generated-artifact checks (bundle/, catalog/, deploy/ are up to date),
 # and `cargo test` for the whole workspace. Cluster tests run only when E2E_KUBECONFIG is set.
 set -euo pipefail
@@ -17,12 +18,32 @@ command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v rsvg-convert >/dev/null 2>&1 || need+=(librsvg2-bin)
 command -v curl >/dev/null 2>&1 || need+=(curl)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "==> installing test tools: ${need[*]}"
+foreign=()
+for arch in arm64 ppc64el s390x; do
+  [ -x "target/foreign-elf/$arch/bin/busybox" ] || foreign+=("$arch")
+done
+if [ ${#need[@]} -gt 0 ] || [ ${#foreign[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  for arch in "${foreign[@]}"; do
+    $sudo dpkg --add-architecture "$arch"
+  done
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "==> installing test tools: ${need[*]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+  if [ ${#foreign[@]} -gt 0 ]; then
+    echo "==> fetching foreign-architecture busybox: ${foreign[*]}"
+    debs=$(mktemp -d)
+    chmod 777 "$debs"
+    for arch in "${foreign[@]}"; do
+      (cd "$debs" && apt-get download -qq "busybox-static:$arch" 2>/dev/null)
+      mkdir -p "target/foreign-elf/$arch"
+      dpkg-deb -x "$debs"/busybox-static_*_"$arch".deb "target/foreign-elf/$arch"
+    done
+    rm -rf "$debs"
+  fi
 fi
 
 echo "==> cargo fmt --check"

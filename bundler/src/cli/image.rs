@@ -23,8 +23,9 @@ use super::output::{print, usage};
 pub enum ImageCommand {
     /// Build an operator image from a Linux binary (like ko, for any language): the binary,
     /// its shared-library closure when dynamic, a non-root user, CA certificates, OCI labels.
+    /// Several --binary (one per platform) make a multi-platform image (an OCI index).
     #[command(
-        after_help = "Examples:\n  olm image build --binary target/release/my-operator -t oci:target/operator:v0.1.0\n  olm image build --binary target/release/my-operator -t localhost:5000/org/my-operator:v0.1.0 --push"
+        after_help = "Examples:\n  olm image build --binary target/release/my-operator -t oci:target/operator:v0.1.0\n  olm image build --binary target/release/my-operator -t localhost:5000/org/my-operator:v0.1.0 --push\n  olm image build --binary target/x86_64-unknown-linux-musl/release/my-operator \\\n    --binary target/aarch64-unknown-linux-musl/release/my-operator -t oci:target/operator:v0.1.0"
     )]
     Build(Box<ImageBuildArgs>),
     /// Push an image from an OCI layout to a registry.
@@ -62,9 +63,11 @@ pub async fn run(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
 /// `olm image build --binary <path> -t <ref>`.
 #[derive(Debug, Args)]
 pub struct ImageBuildArgs {
-    /// The Linux binary to package (static, or dynamic: its libraries are packed too).
-    #[arg(long, value_name = "PATH")]
-    pub binary: PathBuf,
+    /// The Linux binary to package (static, or dynamic: its libraries are packed too). Repeat
+    /// with the same program built for other architectures for a multi-platform image; the
+    /// platform of each is read from its ELF header.
+    #[arg(long, value_name = "PATH", required = true)]
+    pub binary: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Where the binary goes in the image (default /usr/local/bin/<file name>).
@@ -111,7 +114,7 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
     };
     let opts = a.registry.options()?;
     let req = OperatorImageRequest {
-        binary: a.binary,
+        binaries: a.binary,
         install_path: a.install_path,
         library_path: a.library_path,
         args: a.args,
@@ -129,7 +132,7 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
         Err(OperatorImageError::Usage(msg)) => return Ok(usage(msg)),
         Err(e) => return Err(e.into()),
     };
-    a.output.deliver(&image.into(), &dest, &opts).await
+    a.output.deliver(&image, &dest, &opts).await
 }
 
 /// `olm image push <oci:dir[:tag]> <registry ref>`.

@@ -118,9 +118,11 @@ pub struct CatalogBuildArgs {
     pub catalog_dir: PathBuf,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The olm binary to put in the image as /bin/olm (default: this olm).
+    /// The olm binary to put in the image as /bin/olm (default: this olm). Repeat with olm
+    /// built for other architectures for a multi-platform catalog image (one image per
+    /// platform, the catalog and its serve cache the same in each).
     #[arg(long, value_name = "PATH")]
-    pub olm_binary: Option<PathBuf>,
+    pub olm_binary: Vec<PathBuf>,
     /// An image label KEY=VALUE (repeat for more).
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
@@ -147,13 +149,13 @@ pub async fn catalog_build(args: CatalogBuildArgs) -> anyhow::Result<ExitCode> {
         Err(msg) => return Ok(usage(msg)),
     };
     let opts = args.registry.options()?;
-    let olm_binary = match &args.olm_binary {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().context("finding the running olm binary")?,
+    let olm_binaries = match args.olm_binary.is_empty() {
+        false => args.olm_binary.clone(),
+        true => vec![std::env::current_exe().context("finding the running olm binary")?],
     };
     let image = CatalogImage {
         catalog_dir: args.catalog_dir.clone(),
-        olm_binary,
+        olm_binaries,
         labels: image_output::parse_labels(&args.labels).map_err(anyhow::Error::msg)?,
         ca_bundle: image_output::ca_bundle(args.ca_certs.as_deref(), args.no_ca_certs),
         created: source_date_epoch()?,
@@ -167,5 +169,5 @@ pub async fn catalog_build(args: CatalogBuildArgs) -> anyhow::Result<ExitCode> {
             args.catalog_dir.display()
         )
     })?;
-    args.output.deliver(&image.into(), &dest, &opts).await
+    args.output.deliver(&image, &dest, &opts).await
 }

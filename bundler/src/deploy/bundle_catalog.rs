@@ -660,7 +660,7 @@ pub async fn publish(
     write_catalog_dir(cfg, &configs)?;
     let image = CatalogImage {
         catalog_dir: configs,
-        olm_binary: build.olm_binary.clone(),
+        olm_binaries: vec![build.olm_binary.clone()],
         labels: build.labels.clone(),
         ca_bundle: build.ca_bundle.clone(),
         created: build.created,
@@ -670,7 +670,7 @@ pub async fn publish(
     .build()
     .map_err(BundleCatalogError::Build)?;
     let target = ImageRef::Registry(dest.clone());
-    let stored: Stored = transfer::store(&target, &image.into(), &build.registry)
+    let stored: Stored = transfer::store(&target, &image, &build.registry)
         .await
         .map_err(|source| BundleCatalogError::Push {
             reference: dest.whole(),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::model::Image;
+use super::model::{Artifact, Image, ImageIndex};
 use super::rootfs::{self, BinarySpec, BuildError};
 
 /// The standard OCI annotation keys we set as labels.
@@ -61,10 +61,44 @@ impl OperatorImage {
         })
     }
 
-    /// Builds the image in memory.
+    /// Builds the image (its layers spooled to temporary files).
     pub fn build(&self) -> Result<Image, BuildError> {
         let base = rootfs::base_layer(self.ca_bundle.as_deref(), self.created)?;
-        let layers = rootfs::binary_layers(&self.binary, self.created, |_| Ok(()))?;
+        self.build_on(&self.binary, base)
+    }
+
+    /// Builds one image per binary, each for the platform its ELF header names, in one
+    /// index (the first binary is `self.binary`; `others` are the other platforms' builds of
+    /// the same program, installed at the same path). Two binaries of one platform are
+    /// refused. With no others, the single image.
+    pub fn build_all(&self, others: &[PathBuf]) -> Result<Artifact, BuildError> {
+        if others.is_empty() {
+            return Ok(Artifact::Image(self.build()?));
+        }
+        let all: Vec<PathBuf> = std::iter::once(self.binary.binary.clone())
+            .chain(others.iter().cloned())
+            .collect();
+        rootfs::distinct_platforms(&all)?;
+        let base = rootfs::base_layer(self.ca_bundle.as_deref(), self.created)?;
+        let images = all
+            .iter()
+            .map(|b| {
+                let spec = BinarySpec {
+                    binary: b.clone(),
+                    ..self.binary.clone()
+                };
+                self.build_on(&spec, base.clone())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Artifact::Index(ImageIndex::of(images)?))
+    }
+
+    fn build_on(
+        &self,
+        binary: &BinarySpec,
+        base: super::layer::Layer,
+    ) -> Result<Image, BuildError> {
+        let layers = rootfs::binary_layers(binary, self.created, |_| Ok(()))?;
         let mut builder = rootfs::app_image(layers, base, self.created, "olm image build")
             .entrypoint(vec![self.binary.install_path.clone()])
             .cmd(self.args.clone())

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::elf::{self, ElfError, ElfInfo};
 use super::layer::{Layer, LayerBuilder, LayerError, NONROOT_ID, Owner};
-use super::model::ImageBuilder;
+use super::model::{ImageBuilder, Platform};
 
 /// Where hosts keep the PEM bundle of trusted CAs (Debian, Ubuntu, Alpine, Arch...).
 pub const HOST_CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
@@ -46,6 +46,48 @@ pub enum BuildError {
     Input { path: PathBuf, what: String },
     #[error("SOURCE_DATE_EPOCH: {0}")]
     Epoch(#[from] crate::reproducible::EpochError),
+    #[error(
+        "{first} and {second} are both {platform} binaries: a multi-platform image holds one image per platform"
+    )]
+    SamePlatform {
+        platform: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    #[error(transparent)]
+    Model(#[from] super::model::ModelError),
+}
+
+/// The platform a binary's ELF header names.
+pub fn platform_of(binary: &Path) -> Result<Platform, BuildError> {
+    let info = elf::read(binary)?;
+    let (arch, variant) = info.oci_arch().ok_or_else(|| ElfError::Machine {
+        path: binary.to_path_buf(),
+        machine: info.machine,
+    })?;
+    Ok(Platform {
+        os: "linux".into(),
+        architecture: arch.into(),
+        variant: variant.map(str::to_string),
+    })
+}
+
+/// The platform of each binary, in order; two binaries of one platform are refused, naming
+/// both files (checked before anything is built).
+pub fn distinct_platforms(binaries: &[PathBuf]) -> Result<Vec<Platform>, BuildError> {
+    let mut out: Vec<Platform> = Vec::with_capacity(binaries.len());
+    for (i, b) in binaries.iter().enumerate() {
+        let p = platform_of(b)?;
+        if let Some(j) = out.iter().position(|q| *q == p) {
+            return Err(BuildError::SamePlatform {
+                platform: p.to_string(),
+                first: binaries[j].clone(),
+                second: binaries[i].clone(),
+            });
+        }
+        out.push(p);
+    }
+    Ok(out)
 }
 
 /// The base layer: passwd, group, nsswitch, CA certificates, /tmp and the nonroot home.
@@ -111,11 +153,7 @@ pub fn binary_layers(
     mtime: u64,
     extra: impl FnOnce(&mut LayerBuilder) -> Result<(), LayerError>,
 ) -> Result<BinaryLayers, BuildError> {
-    let data = std::fs::read(&spec.binary).map_err(|source| BuildError::Read {
-        path: spec.binary.clone(),
-        source,
-    })?;
-    let info = elf::parse(&data, &spec.binary)?;
+    let info = elf::read(&spec.binary)?;
     if info.oci_arch().is_none() {
         return Err(ElfError::Machine {
             path: spec.binary.clone(),
@@ -129,16 +167,12 @@ pub fn binary_layers(
         let closure = elf::closure(&spec.binary, &spec.sysroot, &spec.library_path)?;
         let mut b = LayerBuilder::new(mtime);
         for (image_path, host) in &closure.files {
-            let bytes = std::fs::read(host).map_err(|source| BuildError::Read {
-                path: host.clone(),
-                source,
-            })?;
-            b.file(image_path, bytes, 0o755, Owner::Root)?;
+            b.host_file(image_path, host, 0o755, Owner::Root)?;
         }
         Some(b.finish()?)
     };
     let mut app = LayerBuilder::new(mtime);
-    app.file(&spec.install_path, data, 0o755, Owner::Root)?;
+    app.host_file(&spec.install_path, &spec.binary, 0o755, Owner::Root)?;
     extra(&mut app)?;
     Ok(BinaryLayers {
         elf: info,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::atomic_write;
-use crate::image::model::{Artifact, Image, Platform};
+use crate::image::model::{Artifact, Platform};
 use crate::image::reference::ImageRef;
 use crate::image::registry::RegistryOptions;
 use crate::image::rootfs;
@@ -114,7 +114,8 @@ mod tests {
 /// What `olm image build` makes an operator image of, in the command line's words.
 #[derive(Debug, Clone, Default)]
 pub struct OperatorImageRequest {
-    pub binary: PathBuf,
+    /// One binary per platform (one: a single image; several: an index of one image each).
+    pub binaries: Vec<PathBuf>,
     /// Where the binary goes in the image (absolute); default `/usr/local/bin/<name>`.
     pub install_path: Option<String>,
     pub library_path: Vec<String>,
@@ -138,21 +139,30 @@ pub enum OperatorImageError {
     Usage(String),
     #[error("building the image for {binary}")]
     Build {
-        binary: PathBuf,
+        binary: String,
         #[source]
         source: rootfs::BuildError,
     },
 }
 
-/// Builds the operator image `req` describes.
-pub fn operator_image(req: &OperatorImageRequest) -> Result<Image, OperatorImageError> {
+/// Builds the operator image `req` describes: one image, or with several binaries an index
+/// of one image per platform (all installed at the first binary's path).
+pub fn operator_image(req: &OperatorImageRequest) -> Result<Artifact, OperatorImageError> {
     use crate::image::operator::{OperatorImage, labels};
     let usage = OperatorImageError::Usage;
+    let Some((first, others)) = req.binaries.split_first() else {
+        return Err(usage("--binary: at least one binary is needed".into()));
+    };
     let build = |source| OperatorImageError::Build {
-        binary: req.binary.clone(),
+        binary: req
+            .binaries
+            .iter()
+            .map(|b| b.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         source,
     };
-    let mut spec = OperatorImage::for_binary(req.binary.clone()).map_err(build)?;
+    let mut spec = OperatorImage::for_binary(first.clone()).map_err(build)?;
     if let Some(p) = &req.install_path {
         if !p.starts_with('/') {
             return Err(usage(format!("--install-path {p:?}: must be absolute")));
@@ -177,7 +187,7 @@ pub fn operator_image(req: &OperatorImageRequest) -> Result<Image, OperatorImage
             spec.labels.insert(key.to_string(), v.clone());
         }
     }
-    spec.build().map_err(build)
+    spec.build_all(others).map_err(build)
 }
 
 /// Why an image could not be moved.

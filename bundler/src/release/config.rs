@@ -91,6 +91,15 @@ pub struct ReleaseConfig {
     pub manifests: ManifestsSource,
     /// The release build of the operator, packaged into the operator image.
     pub operator_binary: PathBuf,
+    /// Builds of the same operator for other platforms (cross-compiled), one per platform:
+    /// the operator image becomes an index of one image per binary, platforms read from the
+    /// ELF headers.
+    #[serde(default)]
+    pub operator_binaries: Vec<PathBuf>,
+    /// `olm` builds for other platforms: the catalog image becomes an index of one image per
+    /// platform (this machine's `olm` serves the first).
+    #[serde(default)]
+    pub catalog_olm_binaries: Vec<PathBuf>,
     /// The command that builds `operator-binary`, named in the error when it is missing.
     pub operator_build: Option<String>,
     pub images: Repositories,
@@ -144,6 +153,8 @@ impl ReleaseConfig {
         };
         rel(&mut cfg.bundle_config);
         rel(&mut cfg.operator_binary);
+        cfg.operator_binaries.iter_mut().for_each(rel);
+        cfg.catalog_olm_binaries.iter_mut().for_each(rel);
         rel(&mut cfg.catalog);
         rel(&mut cfg.layouts);
         if let Some(p) = cfg.pinned_operator_image.as_mut() {

@@ -1,12 +1,15 @@
 //! The catalog image: the file-based catalog under `/configs`, the `olm` binary as
 //! `/bin/olm` (with `/bin/grpc_health_probe` linking to it), and the label OLM reads to find
 //! the catalog. Its entrypoint serves `/configs` on :50051.
+//!
+//! Given `olm` binaries for several platforms it is an index of one image per platform; the
+//! catalog layer and the serve cache (built once, here) are the same blobs in each.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::image::layer::{LayerBuilder, Owner};
-use crate::image::model::Image;
+use crate::image::model::{Artifact, ImageIndex};
 use crate::image::rootfs::{self, BinarySpec, BuildError};
 
 /// The label pointing OLM and opm at the catalog inside the image.
@@ -23,8 +26,8 @@ pub const CACHE_DIR: &str = "/tmp/cache";
 pub struct CatalogImage {
     /// The file-based catalog directory.
     pub catalog_dir: PathBuf,
-    /// The `olm` binary to serve it with.
-    pub olm_binary: PathBuf,
+    /// The `olm` binary to serve it with: one, or one per platform of a multi-platform image.
+    pub olm_binaries: Vec<PathBuf>,
     /// Extra labels.
     pub labels: BTreeMap<String, String>,
     /// The CA bundle to copy in; `None` for none.
@@ -54,8 +57,9 @@ fn has_catalog_files(dir: &Path) -> bool {
 }
 
 impl CatalogImage {
-    /// Builds the image in memory.
-    pub fn build(&self) -> Result<Image, BuildError> {
+    /// Builds the image (layers spooled to temporary files): one image, or an index of one
+    /// per `olm` binary.
+    pub fn build(&self) -> Result<Artifact, BuildError> {
         if !self.catalog_dir.is_dir() {
             return Err(BuildError::Input {
                 path: self.catalog_dir.clone(),
@@ -77,16 +81,14 @@ impl CatalogImage {
                 what: e.to_string(),
             });
         }
+        if self.olm_binaries.is_empty() {
+            return Err(BuildError::Input {
+                path: self.catalog_dir.clone(),
+                what: "no olm binary to serve the catalog with".into(),
+            });
+        }
+        rootfs::distinct_platforms(&self.olm_binaries)?;
         let base = rootfs::base_layer(self.ca_bundle.as_deref(), self.created)?;
-        let spec = BinarySpec {
-            binary: self.olm_binary.clone(),
-            install_path: "/bin/olm".into(),
-            sysroot: PathBuf::from("/"),
-            library_path: Vec::new(),
-        };
-        let layers = rootfs::binary_layers(&spec, self.created, |b| {
-            b.symlink("bin/grpc_health_probe", "olm").map(|_| ())
-        })?;
         let mut configs = LayerBuilder::new(self.created);
         configs.tree(&self.catalog_dir, CONFIGS_DIR, Owner::Root)?;
         let configs = configs.finish()?;
@@ -115,25 +117,50 @@ impl CatalogImage {
         ]
         .map(String::from)
         .to_vec();
-        let mut image = rootfs::app_image(layers, base, self.created, "olm catalog build");
         if let Some(port) = self.http_port {
             entrypoint.push(format!("--http-port={port}"));
             if let Some(name) = &self.catalog_name {
                 entrypoint.push(format!("--catalog-name={name}"));
             }
-            image = image.expose(format!("{port}/tcp"));
         }
-        Ok(image
-            .layer(configs, "olm catalog build: file-based catalog at /configs")
-            .layer(
-                cache,
-                "olm catalog serve --cache-only: serve cache at /tmp/cache",
-            )
-            .entrypoint(entrypoint)
-            .expose(GRPC_PORT)
-            .labels(self.labels.clone())
-            .label(CONFIGS_LABEL, CONFIGS_DIR)
-            .build())
+        let images = self
+            .olm_binaries
+            .iter()
+            .map(|olm| {
+                let spec = BinarySpec {
+                    binary: olm.clone(),
+                    install_path: "/bin/olm".into(),
+                    sysroot: PathBuf::from("/"),
+                    library_path: Vec::new(),
+                };
+                let layers = rootfs::binary_layers(&spec, self.created, |b| {
+                    b.symlink("bin/grpc_health_probe", "olm").map(|_| ())
+                })?;
+                let mut image =
+                    rootfs::app_image(layers, base.clone(), self.created, "olm catalog build");
+                if let Some(port) = self.http_port {
+                    image = image.expose(format!("{port}/tcp"));
+                }
+                Ok(image
+                    .layer(
+                        configs.clone(),
+                        "olm catalog build: file-based catalog at /configs",
+                    )
+                    .layer(
+                        cache.clone(),
+                        "olm catalog serve --cache-only: serve cache at /tmp/cache",
+                    )
+                    .entrypoint(entrypoint.clone())
+                    .expose(GRPC_PORT)
+                    .labels(self.labels.clone())
+                    .label(CONFIGS_LABEL, CONFIGS_DIR)
+                    .build())
+            })
+            .collect::<Result<Vec<_>, BuildError>>()?;
+        match <[_; 1]>::try_from(images) {
+            Ok([one]) => Ok(Artifact::Image(one)),
+            Err(many) => Ok(Artifact::Index(ImageIndex::of(many)?)),
+        }
     }
 }
 
@@ -145,7 +172,7 @@ mod tests {
     fn a_catalog_name_catalogd_would_refuse_fails_the_build() {
         let image = CatalogImage {
             catalog_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog"),
-            olm_binary: PathBuf::from("/nonexistent/olm"),
+            olm_binaries: vec![PathBuf::from("/nonexistent/olm")],
             labels: Default::default(),
             ca_bundle: None,
             created: 0,

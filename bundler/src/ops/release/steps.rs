@@ -59,19 +59,25 @@ pub(super) async fn operator_image(
                 .unwrap_or("cargo build --release")
         );
     }
+    if let Some(missing) = cfg.operator_binaries.iter().find(|b| !b.is_file()) {
+        bail!(
+            "{}: the operator binary (operator-binaries) does not exist; cross-compile it first (docs/images.md)",
+            missing.display()
+        );
+    }
     let mut spec = OperatorImage::for_binary(binary.clone())?;
     spec.ca_bundle = ca_bundle();
     spec.created = plan.epoch;
     spec.labels
         .insert(labels::VERSION.to_string(), plan.version.to_string());
     let image = spec
-        .build()
+        .build_all(&cfg.operator_binaries)
         .with_context(|| format!("building the image of {}", binary.display()))?;
     // Decide what the CSV runs before anything is published: a refused re-release must not
     // overwrite the released version's tag.
     let built = config::pinned(
         &plan.publisher.repository(&cfg.images.operator),
-        &image.digest,
+        image.digest(),
     );
     let mut note = String::new();
     let mut record = None;
@@ -137,7 +143,7 @@ pub(super) async fn operator_image(
     }
     let made = plan
         .publisher
-        .publish("operator", &cfg.images.operator, &image.into())
+        .publish("operator", &cfg.images.operator, &image)
         .await?;
     let detail = format!("{} ({}){note}", made.pinned, human(made.size));
     Ok((
@@ -374,7 +380,9 @@ pub(super) fn catalog_validate(
 pub(super) async fn catalog_image(plan: &Plan) -> Step<CatalogOutcome> {
     let image = CatalogImage {
         catalog_dir: plan.stage_catalog.clone(),
-        olm_binary: plan.req.olm_binary.clone(),
+        olm_binaries: std::iter::once(plan.req.olm_binary.clone())
+            .chain(plan.cfg.catalog_olm_binaries.iter().cloned())
+            .collect(),
         labels: BTreeMap::new(),
         ca_bundle: ca_bundle(),
         created: plan.epoch,
@@ -385,7 +393,7 @@ pub(super) async fn catalog_image(plan: &Plan) -> Step<CatalogOutcome> {
     .context("building the catalog image")?;
     let made = plan
         .publisher
-        .publish("catalog", &plan.cfg.images.catalog, &image.into())
+        .publish("catalog", &plan.cfg.images.catalog, &image)
         .await?;
     let mut detail = format!("{} ({})", made.pinned, human(made.size));
     let mut deployed = made.pinned.clone();

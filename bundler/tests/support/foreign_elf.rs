@@ -1,0 +1,41 @@
+//! Real binaries of other architectures for multi-platform image tests: Debian's static
+//! busybox for arm64, ppc64el and s390x, which `scripts/test.sh` fetches with
+//! `dpkg --add-architecture <arch> && apt-get update && apt-get download busybox-static:<arch>`
+//! and unpacks under `target/foreign-elf/<arch>/` (or the directory `OLM_FOREIGN_ELF_DIR`
+//! names).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+#[path = "prerequisite.rs"]
+mod prerequisite;
+
+/// Debian's name of an architecture → its OCI name.
+pub const ARCHES: &[(&str, &str)] = &[
+    ("arm64", "arm64"),
+    ("ppc64el", "ppc64le"),
+    ("s390x", "s390x"),
+];
+
+fn root() -> PathBuf {
+    match std::env::var_os("OLM_FOREIGN_ELF_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/foreign-elf"),
+    }
+}
+
+/// The static busybox of Debian architecture `arch`, or `None` after
+/// [`prerequisite::missing`] (a failure under CI).
+pub fn busybox(arch: &str) -> Option<PathBuf> {
+    let path = root().join(arch).join("bin/busybox");
+    if path.is_file() {
+        Some(path)
+    } else {
+        prerequisite::missing(&format!(
+            "{}: no {arch} busybox (scripts/test.sh fetches it: apt-get download busybox-static:{arch})",
+            path.display()
+        ));
+        None
+    }
+}
