@@ -2,14 +2,14 @@
 //! busybox for arm64, ppc64el and s390x, which `scripts/test.sh` fetches with
 //! `dpkg --add-architecture <arch> && apt-get update && apt-get download busybox-static:<arch>`
 //! and unpacks under `target/foreign-elf/<arch>/` (or the directory `OLM_FOREIGN_ELF_DIR`
-//! names).
+//! names). A test crate that uses it also declares `mod registry` (support/registry.rs),
+//! whose prerequisite rules it follows.
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
-#[path = "prerequisite.rs"]
-mod prerequisite;
+use crate::registry::prerequisite;
 
 /// Debian's name of an architecture → its OCI name.
 pub const ARCHES: &[(&str, &str)] = &[
