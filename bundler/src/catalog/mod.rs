@@ -16,6 +16,7 @@ pub mod fast_hash;
 pub mod gonum;
 pub mod goyaml;
 pub mod graph;
+pub mod images;
 pub mod ignore;
 pub mod init;
 pub mod list;

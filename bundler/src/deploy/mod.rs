@@ -5,6 +5,7 @@
 //!   ClusterServiceVersion) as typed kube resources.
 //! - [`objects`]: pure builders of the desired objects from an [`objects::InstallSpec`].
 //! - [`generate`]: the checked-in `deploy/` tree (`olm deploy generate`).
+//! - [`mirror_sets`]: OpenShift's ImageDigestMirrorSet and ImageTagMirrorSet for a mirror.
 //! - [`wait`]: reusable polling waits with a deadline and a progress callback.
 //! - [`cluster`]: a kube client from the user's kubeconfig.
 //! - [`flow`]: install, upgrade, uninstall and status against the API server.
@@ -16,6 +17,7 @@ pub mod bundle_flow;
 pub mod cluster;
 pub mod flow;
 pub mod generate;
+pub mod mirror_sets;
 pub mod objects;
 pub mod olmv1;
 pub mod types;

@@ -337,7 +337,11 @@ pub(crate) fn namespace_named(name: &str) -> Namespace {
 /// `restricted` (catalog images built by opm >= 1.26 or by us support it). From an address:
 /// only `spec.address`, since OLM starts no pod and has nothing to poll.
 pub fn catalog_source(spec: &InstallSpec) -> CatalogSource {
-    let c = &spec.catalog;
+    catalog_source_in(&spec.catalog, &spec.namespace)
+}
+
+/// The CatalogSource of `c` in `namespace` (a mirror writes one without an install).
+pub fn catalog_source_in(c: &CatalogSpec, namespace: &str) -> CatalogSource {
     let mut cs_spec = CatalogSourceSpec {
         source_type: "grpc".into(),
         display_name: Some(c.display_name.clone()),
@@ -362,7 +366,7 @@ pub fn catalog_source(spec: &InstallSpec) -> CatalogSource {
         CatalogServing::Address(a) => cs_spec.address = Some(a.to_string()),
     }
     let mut cs = CatalogSource::new(&c.name, cs_spec);
-    cs.metadata = meta(&c.name, Some(&spec.namespace));
+    cs.metadata = meta(&c.name, Some(namespace));
     cs
 }
 

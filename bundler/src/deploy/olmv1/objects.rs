@@ -191,7 +191,11 @@ pub fn service_account(spec: &ExtensionSpec) -> ServiceAccount {
 
 /// The ClusterCatalog: the catalog image, polled only when it is a tag.
 pub fn cluster_catalog(spec: &ExtensionSpec) -> ClusterCatalog {
-    let c = &spec.catalog;
+    cluster_catalog_of(&spec.catalog)
+}
+
+/// The ClusterCatalog of `c` alone (a mirror writes one without an install).
+pub fn cluster_catalog_of(c: &CatalogImage) -> ClusterCatalog {
     let mut cc = ClusterCatalog::new(
         &c.name,
         ClusterCatalogSpec {

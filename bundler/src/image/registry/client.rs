@@ -243,9 +243,11 @@ impl RegistryClient {
         };
         if opts.plain_http {
             client.base = format!("http://{host}");
-        } else if is_loopback(registry) && opts.ca_file.is_none() {
+        } else if is_loopback(registry) {
             // A loopback registry may speak plain HTTP (docker allows it for localhost):
-            // asking over HTTPS tells, and a plain-HTTP server makes the handshake fail.
+            // asking over HTTPS tells, and a plain-HTTP server makes the handshake fail. The
+            // CA file applies when it does speak TLS (a copy may join a plain registry and a
+            // TLS one).
             match client.ping().await {
                 Ok(ch) => {
                     let _ = client.challenge.set(ch);
