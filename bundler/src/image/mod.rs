@@ -7,7 +7,9 @@
 //!   which turns layers plus settings into an [`model::Image`] (exact bytes, exact digests).
 //! - [`layout`]: OCI image layout directories (`oci:<dir>[:tag]`).
 //! - [`reference`]: telling `oci:` destinations from registry references.
-//! - [`auth`]: credentials from `--creds`, podman's auth.json and docker's config.json.
+//! - [`auth`]: credentials from `--creds`, podman's auth.json and docker's config.json
+//!   (entries, credential helpers, identity tokens); the auth-file writer for login/logout.
+//! - [`token`]: the token-server exchange for identity tokens and the `/v2/` login check.
 //! - [`registry`]: the registry client (oci-client underneath): HEAD before upload, parallel
 //!   blob pushes, manifest last, retries.
 //! - [`unpack`]: applying layers to a directory (pull to a rootfs).
@@ -27,6 +29,7 @@ pub mod operator;
 pub mod reference;
 pub mod registry;
 pub mod rootfs;
+pub mod token;
 pub mod transfer;
 pub mod unpack;
 

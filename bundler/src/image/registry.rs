@@ -9,7 +9,7 @@
 //! - explicit `Accept` headers for OCI and Docker manifest types;
 //! - errors that say what to do (credentials, CA file) without ever showing a secret.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,11 +23,12 @@ use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 
-use super::auth::{self, AuthError, Credentials, Source};
+use super::auth::{self, AuthError, AuthOptions, Credential, Credentials, Resolved, Source, Tried};
 use super::model::{
     self, ACCEPTED_MANIFEST_TYPES, Blob, Descriptor, Image, Index, MEDIA_TYPE_DOCKER_LIST,
     MEDIA_TYPE_OCI_INDEX, ModelError,
 };
+use super::token::{Endpoint, TokenError};
 use super::{human_bytes, sha256_digest};
 
 /// How to reach registries and authenticate.
@@ -81,9 +82,13 @@ pub enum RegistryError {
         from: Source,
     },
     #[error(
-        "{registry}: authentication required ({op}): no credentials found; pass --creds USER:PASSWORD or log in (REGISTRY_AUTH_FILE, ~/.docker/config.json)"
+        "{registry}: authentication required ({op}): {tried}; log in with `olm registry login {registry}` or pass --creds USER:PASSWORD"
     )]
-    NoCredentials { registry: String, op: String },
+    NoCredentials {
+        registry: String,
+        op: String,
+        tried: Tried,
+    },
     #[error("{registry}: access denied ({op}): the account from {from} may not do this")]
     Denied {
         registry: String,
@@ -124,6 +129,13 @@ pub enum RegistryError {
     Client(String),
     #[error(transparent)]
     Auth(#[from] AuthError),
+    #[error("{registry}: {op}: {source}")]
+    Token {
+        registry: String,
+        op: String,
+        #[source]
+        source: TokenError,
+    },
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error("{reference}: {what}")]
@@ -178,7 +190,12 @@ impl PushReport {
 pub struct RegistryClient {
     client: Client,
     auth: RegistryAuth,
-    source: Source,
+    /// The credential, where it came from and the files read before it (for a 401's error).
+    resolved: Resolved,
+    /// The registry's API root, for what oci-client does not do (identity tokens, login).
+    endpoint: Endpoint,
+    /// Scopes an identity token has been traded for (oci-client caches the bearer tokens).
+    authorized: tokio::sync::Mutex<HashSet<String>>,
     registry: String,
     opts: RegistryOptions,
 }
@@ -198,7 +215,7 @@ pub fn is_loopback(registry: &str) -> bool {
 }
 
 /// Every message in an error's source chain, joined; used to classify transport failures.
-fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![err.to_string()];
     let mut cur = err.source();
     while let Some(e) = cur {
@@ -232,6 +249,7 @@ impl RegistryClient {
                 data,
             });
         }
+        let ca_pem = extra.first().map(|c| c.data.clone());
         let make = |protocol: ClientProtocol| -> Result<Client, RegistryError> {
             let config = ClientConfig {
                 protocol,
@@ -253,23 +271,131 @@ impl RegistryClient {
         } else {
             ClientProtocol::Https
         };
+        let scheme = match &protocol {
+            ClientProtocol::Http => "http",
+            ClientProtocol::HttpsExcept(plain) if plain.iter().any(|r| r == registry) => "http",
+            _ => "https",
+        };
+        let endpoint = Endpoint::new(scheme, registry, ca_pem, opts.insecure_skip_tls_verify);
         let client = make(protocol)?;
 
-        let (creds, source) =
-            auth::resolve(registry, opts.creds.as_ref(), opts.authfile.as_deref())?;
-        let auth = match &creds {
-            Some(c) => RegistryAuth::Basic(c.username.clone(), c.password().to_string()),
-            None => RegistryAuth::Anonymous,
+        let auth_opts = AuthOptions {
+            creds: opts.creds.clone(),
+            authfile: opts.authfile.clone(),
+        };
+        let resolved = auth::resolve(registry, &auth_opts)?;
+        // An identity token is traded for bearer tokens per repository (`authorize`);
+        // oci-client's own flow sees no credential.
+        let auth = match &resolved.credential {
+            Some(Credential::Basic { username, password }) => {
+                RegistryAuth::Basic(username.clone(), password.expose().to_string())
+            }
+            Some(Credential::IdentityToken { .. }) | None => RegistryAuth::Anonymous,
         };
         client.store_auth_if_needed(registry, &auth).await;
-        tracing::debug!(registry, credentials = %source, "connected");
+        tracing::debug!(registry, credentials = %resolved.source, "connected");
         Ok(RegistryClient {
             client,
             auth,
-            source,
+            resolved,
+            endpoint,
+            authorized: tokio::sync::Mutex::new(HashSet::new()),
             registry: registry.to_string(),
             opts: opts.clone(),
         })
+    }
+
+    /// Checks the credentials against the registry's API root (`GET /v2/` through the
+    /// registry's auth flow), as `docker login` does. Without credentials it fails as a
+    /// 401 does, listing where they were looked for.
+    pub async fn check_login(&self) -> Result<(), RegistryError> {
+        let op = "GET /v2/";
+        let Some(credential) = &self.resolved.credential else {
+            return Err(self.auth_failure(op.into()));
+        };
+        self.endpoint
+            .check_login(credential)
+            .await
+            .map_err(|e| self.token_error(op, e))
+    }
+
+    /// With an identity token, trades it for a bearer token scoped to `reference` and `op`
+    /// and hands that to oci-client's token cache (which cannot do the exchange itself).
+    /// Nothing to do for other credentials.
+    async fn authorize(
+        &self,
+        reference: &Reference,
+        op: RegistryOperation,
+    ) -> Result<(), RegistryError> {
+        let Some(credential @ Credential::IdentityToken { .. }) = &self.resolved.credential else {
+            return Ok(());
+        };
+        let actions = match op {
+            RegistryOperation::Pull => "pull",
+            RegistryOperation::Push => "pull,push",
+        };
+        let scope = format!("repository:{}:{actions}", reference.repository());
+        let mut done = self.authorized.lock().await;
+        if done.contains(&scope) {
+            return Ok(());
+        }
+        let what = format!("token for {scope}");
+        let token = self
+            .endpoint
+            .bearer_token(credential, std::slice::from_ref(&scope))
+            .await
+            .map_err(|e| self.token_error(&what, e))?;
+        let bearer = RegistryAuth::Bearer(token.expose().to_string());
+        // A push token also serves the HEADs and GETs of the push.
+        let ops: &[RegistryOperation] = match op {
+            RegistryOperation::Pull => &[RegistryOperation::Pull],
+            RegistryOperation::Push => &[RegistryOperation::Push, RegistryOperation::Pull],
+        };
+        for op in ops {
+            self.client
+                .auth(reference, &bearer, *op)
+                .await
+                .map_err(|e| self.classify(&what, e))?;
+        }
+        done.insert(scope);
+        Ok(())
+    }
+
+    /// A failed token exchange or login check: a refusal is bad credentials, a certificate
+    /// problem the TLS error with its fix.
+    fn token_error(&self, op: &str, err: TokenError) -> RegistryError {
+        match err {
+            TokenError::Rejected(_) => RegistryError::BadCredentials {
+                registry: self.registry.clone(),
+                op: op.to_string(),
+                from: self.resolved.source.clone(),
+            },
+            TokenError::Http { detail, .. } if is_cert_problem(&detail) => RegistryError::Tls {
+                registry: self.registry.clone(),
+                detail,
+            },
+            source => RegistryError::Token {
+                registry: self.registry.clone(),
+                op: op.to_string(),
+                source,
+            },
+        }
+    }
+
+    /// A 401: no credentials (listing the files tried), or the ones found were refused.
+    fn auth_failure(&self, op: String) -> RegistryError {
+        match self.resolved.source {
+            Source::Anonymous => RegistryError::NoCredentials {
+                registry: self.registry.clone(),
+                op,
+                tried: self.resolved.tried.clone(),
+            },
+            _ => RegistryError::BadCredentials {
+                registry: self.registry.clone(),
+                op,
+                from: self.resolved.source.clone(),
+            },
+        }
     }
 
     /// Asks a loopback registry for `/v2/` over HTTPS. A TLS answer (any status) keeps HTTPS;
@@ -305,20 +431,9 @@ impl RegistryClient {
     fn classify(&self, op: &str, err: OciDistributionError) -> RegistryError {
         let registry = self.registry.clone();
         let op = op.to_string();
-        let auth_failure = |op: String| match self.source {
-            Source::Anonymous => RegistryError::NoCredentials {
-                registry: registry.clone(),
-                op,
-            },
-            _ => RegistryError::BadCredentials {
-                registry: registry.clone(),
-                op,
-                from: self.source.clone(),
-            },
-        };
         match &err {
             OciDistributionError::UnauthorizedError { .. }
-            | OciDistributionError::AuthenticationFailure(_) => auth_failure(op),
+            | OciDistributionError::AuthenticationFailure(_) => self.auth_failure(op),
             OciDistributionError::RequestError(e) => {
                 if let Some(status) = e.status() {
                     return self.status_error(op, status.as_u16(), chain_text(&err));
@@ -354,12 +469,12 @@ impl RegistryClient {
                     .collect::<Vec<_>>()
                     .join("; ");
                 if codes.iter().any(|c| c == "Unauthorized") {
-                    auth_failure(op)
+                    self.auth_failure(op)
                 } else if codes.iter().any(|c| c == "Denied") {
                     RegistryError::Denied {
                         registry,
                         op,
-                        from: self.source.clone(),
+                        from: self.resolved.source.clone(),
                     }
                 } else if codes
                     .iter()
@@ -397,21 +512,11 @@ impl RegistryClient {
 
     fn status_error(&self, op: String, code: u16, detail: String) -> RegistryError {
         match code {
-            401 => match self.source {
-                Source::Anonymous => RegistryError::NoCredentials {
-                    registry: self.registry.clone(),
-                    op,
-                },
-                _ => RegistryError::BadCredentials {
-                    registry: self.registry.clone(),
-                    op,
-                    from: self.source.clone(),
-                },
-            },
+            401 => self.auth_failure(op),
             403 => RegistryError::Denied {
                 registry: self.registry.clone(),
                 op,
-                from: self.source.clone(),
+                from: self.resolved.source.clone(),
             },
             400 if detail.contains("HTTP request to an HTTPS server") => RegistryError::NeedsTls {
                 registry: self.registry.clone(),
@@ -514,6 +619,7 @@ impl RegistryClient {
         reference: &Reference,
         image: &Image,
     ) -> Result<PushReport, RegistryError> {
+        self.authorize(reference, RegistryOperation::Push).await?;
         let total: u64 = image.blobs().map(Blob::size).sum();
         let bar = self.bar(total, &format!("pushing {}", reference.whole()));
         let results: Vec<(String, u64, bool)> = futures::stream::iter(image.blobs())
@@ -633,6 +739,7 @@ impl RegistryClient {
         &self,
         reference: &Reference,
     ) -> Result<(Bytes, String), RegistryError> {
+        self.authorize(reference, RegistryOperation::Pull).await?;
         let (bytes, digest) = self
             .retry(&format!("GET manifest {}", reference.whole()), || {
                 self.client
@@ -667,6 +774,7 @@ impl RegistryClient {
         desc: &Descriptor,
         bar: Option<&ProgressBar>,
     ) -> Result<Bytes, RegistryError> {
+        self.authorize(reference, RegistryOperation::Pull).await?;
         let oci_desc = OciDescriptor {
             media_type: desc.media_type.clone(),
             digest: desc.digest.clone(),

@@ -1,43 +1,72 @@
-//! Registry credentials: `--creds user:pass`, then the podman/skopeo auth file
-//! (`--authfile`, `REGISTRY_AUTH_FILE`, `${XDG_RUNTIME_DIR}/containers/auth.json`), then
-//! docker's `~/.docker/config.json` (or `$DOCKER_CONFIG/config.json`).
+//! Registry credentials, found where podman, skopeo and docker keep them.
 //!
-//! Secrets stay inside [`Credentials`], whose `Debug` prints no password; errors name the file
-//! and the registry, never the value.
+//! For a registry (`host[:port]`) the lookup goes, in order:
+//! 1. `--creds USER:PASSWORD`;
+//! 2. `--authfile FILE`, else `$REGISTRY_AUTH_FILE`: that file only, as containers-image reads
+//!    a file the user named;
+//! 3. otherwise `$XDG_RUNTIME_DIR/containers/auth.json` (`/run/containers/$UID/auth.json`
+//!    without it), `${XDG_CONFIG_HOME:-~/.config}/containers/auth.json`, then docker's
+//!    `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`.
+//!
+//! In each file: `credHelpers[registry]` (a credential helper), then `auths[registry]` (`auth`,
+//! `username`/`password`, `identitytoken`), then `credsStore` (a helper for every registry).
+//! The first file that yields a credential wins; the files that did not are kept in [`Tried`]
+//! for the error a 401 gets.
+//!
+//! Secrets stay inside [`Secret`], whose `Debug` prints none of them; errors, [`Source`] and
+//! [`Tried`] name files, helpers and registries, never a value.
 
-use std::collections::BTreeMap;
+mod file;
+mod helper;
+mod store;
+
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use base64::Engine as _;
-use serde::Deserialize;
+pub use file::{AuthFile, Env, registry_host};
+pub use store::{remove_login, store_login};
 
-/// A username and password (or token as password).
+use crate::atomic_write::WriteError;
+
+/// A password or token. `Debug` shows `<redacted>` and there is no `Display`, so a secret
+/// reaches output only through [`Secret::expose`], at the one place that sends it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Credentials {
-    pub username: String,
-    password: String,
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The value, for an `Authorization` header, a token request or an auth file.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
 }
 
-impl fmt::Debug for Credentials {
+impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credentials")
-            .field("username", &self.username)
-            .field("password", &"<redacted>")
-            .finish()
+        f.write_str("<redacted>")
     }
+}
+
+/// A user name and password as given to `--creds` (or typed at `olm registry login`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub username: String,
+    password: Secret,
 }
 
 impl Credentials {
     pub fn new(username: impl Into<String>, password: impl Into<String>) -> Self {
         Credentials {
             username: username.into(),
-            password: password.into(),
+            password: Secret::new(password),
         }
     }
 
     pub fn password(&self) -> &str {
-        &self.password
+        self.password.expose()
     }
 
     /// Parses `user:pass` as given to `--creds` (the password may contain `:`).
@@ -49,11 +78,69 @@ impl Credentials {
     }
 }
 
-/// Where the credentials for a registry came from (shown in errors, without the secret).
+/// What a registry is shown to prove who we are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// A user name and password (or a token used as one): HTTP basic auth, or sent to the
+    /// registry's token server for a bearer token.
+    Basic { username: String, password: Secret },
+    /// An OAuth2 refresh token (docker's `identitytoken`, or a helper's answer with the user
+    /// name `<token>`): the registry's token server trades it for bearer tokens (POST to the
+    /// realm with `grant_type=refresh_token`).
+    IdentityToken { username: String, token: Secret },
+}
+
+impl Credential {
+    pub fn username(&self) -> &str {
+        match self {
+            Credential::Basic { username, .. } | Credential::IdentityToken { username, .. } => {
+                username
+            }
+        }
+    }
+}
+
+impl From<&Credentials> for Credential {
+    fn from(c: &Credentials) -> Self {
+        Credential::Basic {
+            username: c.username.clone(),
+            password: c.password.clone(),
+        }
+    }
+}
+
+/// Which part of an auth file named a credential helper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelperVia {
+    /// `credHelpers[registry]`: this registry's helper.
+    CredHelpers,
+    /// `credsStore`: the helper for every registry.
+    CredsStore,
+}
+
+impl fmt::Display for HelperVia {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HelperVia::CredHelpers => "credHelpers",
+            HelperVia::CredsStore => "credsStore",
+        })
+    }
+}
+
+/// Where a credential came from (shown in errors, without the secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
+    /// `--creds`.
     Flag,
-    File(PathBuf),
+    /// An `auths` entry: the file as the user knows it (`~/.docker/config.json`) and its key.
+    Entry { file: String, key: String },
+    /// The credential helper `docker-credential-<helper>`, named in `file`.
+    Helper {
+        helper: String,
+        via: HelperVia,
+        file: String,
+    },
+    /// Nothing found: anonymous access.
     Anonymous,
 }
 
@@ -61,10 +148,85 @@ impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Flag => write!(f, "--creds"),
-            Source::File(p) => write!(f, "{}", p.display()),
+            Source::Entry { file, key } => write!(f, "{file} (auths entry {key})"),
+            Source::Helper { helper, via, file } => {
+                write!(f, "docker-credential-{helper} ({via} in {file})")
+            }
             Source::Anonymous => write!(f, "no credentials (anonymous)"),
         }
     }
+}
+
+/// Why one auth file gave no credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Missed {
+    /// The file does not exist.
+    Absent,
+    /// Neither `credHelpers`, `auths` nor `credsStore` has anything for the registry.
+    NoEntry,
+    /// The helper the file names answered that it holds nothing for the registry.
+    HelperHadNone { helper: String },
+}
+
+/// The auth files a lookup read without finding a credential, in order: what the error for a
+/// 401 lists, so a user sees where `olm` looked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tried {
+    registry: String,
+    files: Vec<(String, Missed)>,
+}
+
+impl Tried {
+    fn new(registry: &str) -> Self {
+        Tried {
+            registry: registry.to_string(),
+            files: Vec::new(),
+        }
+    }
+
+    pub fn registry(&self) -> &str {
+        &self.registry
+    }
+
+    /// Each file as the user knows it, and why it gave nothing.
+    pub fn files(&self) -> &[(String, Missed)] {
+        &self.files
+    }
+}
+
+/// `no credentials for 127.0.0.1:5000 in $XDG_RUNTIME_DIR/containers/auth.json (absent),
+/// ~/.docker/config.json (credHelpers/auths/credsStore)`.
+impl fmt::Display for Tried {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no credentials for {}", self.registry)?;
+        for (i, (file, missed)) in self.files.iter().enumerate() {
+            f.write_str(if i == 0 { " in " } else { ", " })?;
+            match missed {
+                Missed::Absent => write!(f, "{file} (absent)")?,
+                Missed::NoEntry => write!(f, "{file} (credHelpers/auths/credsStore)")?,
+                Missed::HelperHadNone { helper } => {
+                    write!(f, "{file} (docker-credential-{helper} has none)")?
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the user passed: `--creds` and `--authfile`.
+#[derive(Debug, Clone, Default)]
+pub struct AuthOptions {
+    pub creds: Option<Credentials>,
+    pub authfile: Option<PathBuf>,
+}
+
+/// The outcome of a lookup: the credential (none: anonymous), where it came from, and the
+/// files read before it.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub credential: Option<Credential>,
+    pub source: Source,
+    pub tried: Tried,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -79,136 +241,66 @@ pub enum AuthError {
     },
     #[error("{path}: not a valid auth file: {reason}")]
     Format { path: PathBuf, reason: String },
-    #[error("{path}: auths.{registry}.auth: not base64 of USER:PASSWORD")]
-    BadAuthField { path: PathBuf, registry: String },
+    #[error("{path}: auths entry {key}: `auth` is not base64 of USER:PASSWORD")]
+    BadAuthField { path: PathBuf, key: String },
+    #[error(
+        "{registry}: credential helper docker-credential-{helper} ({via} in {file}) is not on PATH"
+    )]
+    HelperMissing {
+        helper: String,
+        registry: String,
+        via: HelperVia,
+        file: String,
+    },
+    #[error(
+        "{registry}: credential helper docker-credential-{helper} ({via} in {file}) failed: {detail}"
+    )]
+    HelperFailed {
+        helper: String,
+        registry: String,
+        via: HelperVia,
+        file: String,
+        detail: String,
+    },
+    #[error("{input:?}: expected a registry as host[:port] (no repository path)")]
+    BadRegistry { input: String },
+    #[error(transparent)]
+    Write(#[from] WriteError),
 }
 
-#[derive(Deserialize, Default)]
-struct AuthFile {
-    #[serde(default)]
-    auths: BTreeMap<String, AuthEntry>,
+/// Looks up the credential for `registry` (`host[:port]`) in this process's environment.
+pub fn resolve(registry: &str, opts: &AuthOptions) -> Result<Resolved, AuthError> {
+    resolve_in(registry, opts, &Env::from_process())
 }
 
-#[derive(Deserialize, Default)]
-struct AuthEntry {
-    #[serde(default)]
-    auth: Option<String>,
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    password: Option<String>,
-}
-
-/// The auth files to look in, in order, from the environment.
-pub fn default_auth_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if let Ok(p) = std::env::var("REGISTRY_AUTH_FILE")
-        && !p.is_empty()
-    {
-        files.push(PathBuf::from(p));
+/// [`resolve`] with the environment given (tests pass their own, never the developer's).
+pub fn resolve_in(registry: &str, opts: &AuthOptions, env: &Env) -> Result<Resolved, AuthError> {
+    let mut tried = Tried::new(registry);
+    if let Some(c) = &opts.creds {
+        return Ok(Resolved {
+            credential: Some(c.into()),
+            source: Source::Flag,
+            tried,
+        });
     }
-    if let Ok(dir) = std::env::var("XDG_RUNTIME_DIR")
-        && !dir.is_empty()
-    {
-        files.push(Path::new(&dir).join("containers/auth.json"));
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    if let Some(home) = &home {
-        files.push(home.join(".config/containers/auth.json"));
-    }
-    match std::env::var_os("DOCKER_CONFIG") {
-        Some(d) if !d.is_empty() => files.push(PathBuf::from(d).join("config.json")),
-        _ => {
-            if let Some(home) = &home {
-                files.push(home.join(".docker/config.json"));
+    for auth_file in env.read_files(opts.authfile.as_deref()) {
+        match file::lookup(&auth_file, registry, env)? {
+            file::Lookup::Found(credential, source) => {
+                tracing::debug!(registry, %source, "credentials found");
+                return Ok(Resolved {
+                    credential: Some(credential),
+                    source,
+                    tried,
+                });
             }
+            file::Lookup::Missed(missed) => tried.files.push((auth_file.shown, missed)),
         }
     }
-    files
-}
-
-/// The keys an auth file may use for `registry` (`host:port`): bare, with a scheme, and
-/// docker.io's historical names.
-fn candidate_keys(registry: &str) -> Vec<String> {
-    let mut keys = vec![
-        registry.to_string(),
-        format!("https://{registry}"),
-        format!("http://{registry}"),
-        format!("https://{registry}/v1/"),
-        format!("https://{registry}/v2/"),
-    ];
-    if matches!(
-        registry,
-        "docker.io" | "index.docker.io" | "registry-1.docker.io"
-    ) {
-        keys.push("https://index.docker.io/v1/".into());
-        keys.push("docker.io".into());
-        keys.push("index.docker.io".into());
-    }
-    keys
-}
-
-/// Looks up `registry` in one auth file. A missing file is `Ok(None)`.
-pub fn lookup_file(path: &Path, registry: &str) -> Result<Option<Credentials>, AuthError> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(AuthError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let file: AuthFile = serde_json::from_slice(&bytes).map_err(|e| AuthError::Format {
-        path: path.to_path_buf(),
-        // serde_json's message names line and column only, never the content.
-        reason: e.to_string(),
-    })?;
-    for key in candidate_keys(registry) {
-        let Some(entry) = file.auths.get(&key) else {
-            continue;
-        };
-        if let (Some(u), Some(p)) = (&entry.username, &entry.password)
-            && !u.is_empty()
-        {
-            return Ok(Some(Credentials::new(u.clone(), p.clone())));
-        }
-        if let Some(auth) = entry.auth.as_deref().filter(|a| !a.is_empty()) {
-            let bad = || AuthError::BadAuthField {
-                path: path.to_path_buf(),
-                registry: key.clone(),
-            };
-            let decoded = base64::engine::general_purpose::STANDARD
-                .decode(auth.trim())
-                .map_err(|_| bad())?;
-            let text = String::from_utf8(decoded).map_err(|_| bad())?;
-            let (u, p) = text.split_once(':').ok_or_else(bad)?;
-            return Ok(Some(Credentials::new(u, p)));
-        }
-    }
-    Ok(None)
-}
-
-/// Resolves the credentials for `registry`: the flag first, then each auth file in order.
-pub fn resolve(
-    registry: &str,
-    creds: Option<&Credentials>,
-    authfile: Option<&Path>,
-) -> Result<(Option<Credentials>, Source), AuthError> {
-    if let Some(c) = creds {
-        return Ok((Some(c.clone()), Source::Flag));
-    }
-    let files = match authfile {
-        Some(p) => vec![p.to_path_buf()],
-        None => default_auth_files(),
-    };
-    for file in files {
-        if let Some(c) = lookup_file(&file, registry)? {
-            return Ok((Some(c), Source::File(file)));
-        }
-    }
-    Ok((None, Source::Anonymous))
+    Ok(Resolved {
+        credential: None,
+        source: Source::Anonymous,
+        tried,
+    })
 }
 
 #[cfg(test)]
@@ -221,43 +313,47 @@ mod tests {
         assert_eq!(c.username, "me");
         assert_eq!(c.password(), "pa:ss");
         assert!(!format!("{c:?}").contains("pa:ss"));
+        assert!(!format!("{:?}", Credential::from(&c)).contains("pa:ss"));
         assert!(Credentials::parse("nocolon").is_err());
+        assert!(Credentials::parse(":pass").is_err());
     }
 
     #[test]
-    fn docker_config_base64_auth_and_podman_fields() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("config.json");
-        let auth = base64::engine::general_purpose::STANDARD.encode("u1:s3cret");
-        std::fs::write(
-            &p,
-            format!(
-                r#"{{"auths":{{"https://127.0.0.1:5000":{{"auth":"{auth}"}},"quay.io":{{"username":"u2","password":"p2"}}}}}}"#
-            ),
-        )
-        .unwrap();
-        let c = lookup_file(&p, "127.0.0.1:5000").unwrap().unwrap();
-        assert_eq!((c.username.as_str(), c.password()), ("u1", "s3cret"));
-        let c = lookup_file(&p, "quay.io").unwrap().unwrap();
-        assert_eq!(c.username, "u2");
-        assert!(lookup_file(&p, "ghcr.io").unwrap().is_none());
-        assert!(
-            lookup_file(&dir.path().join("none.json"), "x")
-                .unwrap()
-                .is_none()
+    fn tried_reads_as_a_sentence() {
+        let mut t = Tried::new("127.0.0.1:5000");
+        assert_eq!(t.to_string(), "no credentials for 127.0.0.1:5000");
+        t.files.push((
+            "$XDG_RUNTIME_DIR/containers/auth.json".into(),
+            Missed::Absent,
+        ));
+        t.files
+            .push(("~/.docker/config.json".into(), Missed::NoEntry));
+        t.files.push((
+            "--authfile a.json".into(),
+            Missed::HelperHadNone {
+                helper: "pass".into(),
+            },
+        ));
+        assert_eq!(
+            t.to_string(),
+            "no credentials for 127.0.0.1:5000 in $XDG_RUNTIME_DIR/containers/auth.json (absent), \
+             ~/.docker/config.json (credHelpers/auths/credsStore), \
+             --authfile a.json (docker-credential-pass has none)"
         );
     }
 
     #[test]
-    fn bad_auth_field_names_file_not_secret() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("auth.json");
-        std::fs::write(&p, r#"{"auths":{"r.example":{"auth":"!!notbase64!!"}}}"#).unwrap();
-        let err = lookup_file(&p, "r.example").unwrap_err().to_string();
-        assert!(
-            err.contains("auth.json") && err.contains("r.example"),
-            "{err}"
-        );
-        assert!(!err.contains("notbase64"), "{err}");
+    fn the_flag_wins_and_reads_no_file() {
+        let env = Env {
+            registry_auth_file: Some("/nonexistent/auth.json".into()),
+            ..Env::default()
+        };
+        let opts = AuthOptions {
+            creds: Some(Credentials::new("u", "p")),
+            authfile: None,
+        };
+        let r = resolve_in("r.example", &opts, &env).unwrap();
+        assert_eq!(r.source, Source::Flag);
+        assert!(r.tried.files().is_empty());
     }
 }
