@@ -102,10 +102,13 @@ pub fn parse(header: &str) -> Option<Challenge> {
 mod tests {
     use super::*;
 
+    /// A scheme and its parameters, as the test table writes them.
+    type Parsed = Option<(&'static str, &'static [(&'static str, &'static str)])>;
+
     /// Verdicts of distribution's `parseValueAndParams` (its own test case first).
     #[test]
     fn challenges_as_distribution_reads_them() {
-        let cases: &[(&str, Option<(&str, &[(&str, &str)])>)] = &[
+        let cases: &[(&str, Parsed)] = &[
             (
                 r#"Bearer realm="https://auth.example.com/token",service="registry.example.com",other=fun,slashed="he\"\l\lo""#,
                 Some((

@@ -79,7 +79,7 @@ pub enum RegistryError {
     BadCredentials {
         registry: String,
         op: String,
-        from: Source,
+        from: Box<Source>,
     },
     #[error(
         "{registry}: authentication required ({op}): {tried}; log in with `olm registry login {registry}` or pass --creds USER:PASSWORD"
@@ -87,13 +87,13 @@ pub enum RegistryError {
     NoCredentials {
         registry: String,
         op: String,
-        tried: Tried,
+        tried: Box<Tried>,
     },
     #[error("{registry}: access denied ({op}): the account from {from} may not do this")]
     Denied {
         registry: String,
         op: String,
-        from: Source,
+        from: Box<Source>,
     },
     #[error("{reference}: not found in the registry")]
     NotFound { reference: String },
@@ -134,7 +134,7 @@ pub enum RegistryError {
         registry: String,
         op: String,
         #[source]
-        source: TokenError,
+        source: Box<TokenError>,
     },
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -368,7 +368,7 @@ impl RegistryClient {
             TokenError::Rejected(_) => RegistryError::BadCredentials {
                 registry: self.registry.clone(),
                 op: op.to_string(),
-                from: self.resolved.source.clone(),
+                from: Box::new(self.resolved.source.clone()),
             },
             TokenError::Http { detail, .. } if is_cert_problem(&detail) => RegistryError::Tls {
                 registry: self.registry.clone(),
@@ -377,7 +377,7 @@ impl RegistryClient {
             source => RegistryError::Token {
                 registry: self.registry.clone(),
                 op: op.to_string(),
-                source,
+                source: Box::new(source),
             },
         }
     }
@@ -388,12 +388,12 @@ impl RegistryClient {
             Source::Anonymous => RegistryError::NoCredentials {
                 registry: self.registry.clone(),
                 op,
-                tried: self.resolved.tried.clone(),
+                tried: Box::new(self.resolved.tried.clone()),
             },
             _ => RegistryError::BadCredentials {
                 registry: self.registry.clone(),
                 op,
-                from: self.resolved.source.clone(),
+                from: Box::new(self.resolved.source.clone()),
             },
         }
     }
@@ -474,7 +474,7 @@ impl RegistryClient {
                     RegistryError::Denied {
                         registry,
                         op,
-                        from: self.resolved.source.clone(),
+                        from: Box::new(self.resolved.source.clone()),
                     }
                 } else if codes
                     .iter()
@@ -516,7 +516,7 @@ impl RegistryClient {
             403 => RegistryError::Denied {
                 registry: self.registry.clone(),
                 op,
-                from: self.resolved.source.clone(),
+                from: Box::new(self.resolved.source.clone()),
             },
             400 if detail.contains("HTTP request to an HTTPS server") => RegistryError::NeedsTls {
                 registry: self.registry.clone(),

@@ -14,7 +14,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 
 use super::helper::{self, HelperError};
-use super::{AuthError, Credential, HelperVia, Missed, Secret, Source};
+use super::{AuthError, Credential, HelperFault, HelperVia, Missed, Secret, Source};
 
 /// An auth file, with the name a user knows it by: `~/.docker/config.json`,
 /// `$XDG_RUNTIME_DIR/containers/auth.json`, `--authfile /tmp/auth.json`.
@@ -296,19 +296,16 @@ pub(super) fn lookup(file: &AuthFile, registry: &str, env: &Env) -> Result<Looku
             Ok(None) => Ok(Lookup::Missed(Missed::HelperHadNone {
                 helper: helper.to_string(),
             })),
-            Err(HelperError::Missing) => Err(AuthError::HelperMissing {
+            Err(e) => Err(AuthError::Helper(Box::new(HelperFault {
                 helper: helper.to_string(),
                 registry: registry.to_string(),
                 via,
                 file: file.shown.clone(),
-            }),
-            Err(HelperError::Failed(detail)) => Err(AuthError::HelperFailed {
-                helper: helper.to_string(),
-                registry: registry.to_string(),
-                via,
-                file: file.shown.clone(),
-                detail,
-            }),
+                detail: match e {
+                    HelperError::Missing => None,
+                    HelperError::Failed(detail) => Some(detail),
+                },
+            }))),
         }
     };
     if let Some((_, helper)) = config.cred_helpers.as_ref().and_then(|h| find(h, registry)) {

@@ -213,6 +213,37 @@ impl fmt::Display for Tried {
     }
 }
 
+/// A credential helper that is missing or failed: which one, named where, for which registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelperFault {
+    pub helper: String,
+    pub registry: String,
+    pub via: HelperVia,
+    pub file: String,
+    /// The helper's own first line of output; `None`: it is not on PATH.
+    pub detail: Option<String>,
+}
+
+impl fmt::Display for HelperFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let HelperFault {
+            helper,
+            registry,
+            via,
+            file,
+            detail,
+        } = self;
+        write!(
+            f,
+            "{registry}: credential helper docker-credential-{helper} ({via} in {file}) "
+        )?;
+        match detail {
+            None => write!(f, "is not on PATH"),
+            Some(d) => write!(f, "failed: {d}"),
+        }
+    }
+}
+
 /// What the user passed: `--creds` and `--authfile`.
 #[derive(Debug, Clone, Default)]
 pub struct AuthOptions {
@@ -243,25 +274,8 @@ pub enum AuthError {
     Format { path: PathBuf, reason: String },
     #[error("{path}: auths entry {key}: `auth` is not base64 of USER:PASSWORD")]
     BadAuthField { path: PathBuf, key: String },
-    #[error(
-        "{registry}: credential helper docker-credential-{helper} ({via} in {file}) is not on PATH"
-    )]
-    HelperMissing {
-        helper: String,
-        registry: String,
-        via: HelperVia,
-        file: String,
-    },
-    #[error(
-        "{registry}: credential helper docker-credential-{helper} ({via} in {file}) failed: {detail}"
-    )]
-    HelperFailed {
-        helper: String,
-        registry: String,
-        via: HelperVia,
-        file: String,
-        detail: String,
-    },
+    #[error("{0}")]
+    Helper(Box<HelperFault>),
     #[error("{input:?}: expected a registry as host[:port] (no repository path)")]
     BadRegistry { input: String },
     #[error(transparent)]
