@@ -129,12 +129,11 @@ pub enum RegistryError {
     Client(String),
     #[error(transparent)]
     Auth(#[from] AuthError),
-    #[error("{registry}: {op}: {source}")]
+    #[error("{registry}: {op}: {error}")]
     Token {
         registry: String,
         op: String,
-        #[source]
-        source: Box<TokenError>,
+        error: Box<TokenError>,
     },
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -374,10 +373,10 @@ impl RegistryClient {
                 registry: self.registry.clone(),
                 detail,
             },
-            source => RegistryError::Token {
+            error => RegistryError::Token {
                 registry: self.registry.clone(),
                 op: op.to_string(),
-                source: Box::new(source),
+                error: Box::new(error),
             },
         }
     }

@@ -26,7 +26,8 @@ pub enum TokenError {
     /// The registry or its token server refused the credentials.
     #[error("the credentials were rejected ({0})")]
     Rejected(String),
-    #[error("{url}: {detail}")]
+    /// No answer; the detail (the HTTP client's error chain) names the URL.
+    #[error("{detail}")]
     Http { url: String, detail: String },
     #[error("{url}: HTTP {status}{detail}")]
     Status {
@@ -130,10 +131,15 @@ fn asked(res: &reqwest::Response, url: &str) -> Result<Asked, TokenError> {
 }
 
 impl Endpoint {
-    /// `scheme` is `http` or `https`; `ca_pem` holds extra CA certificates to trust.
+    /// `scheme` is `http` or `https`; `ca_pem` holds extra CA certificates to trust. Docker
+    /// Hub's names reach its API host, `registry-1.docker.io`.
     pub fn new(scheme: &str, registry: &str, ca_pem: Option<Vec<u8>>, insecure: bool) -> Self {
+        let host = match registry {
+            "docker.io" | "index.docker.io" => "registry-1.docker.io",
+            other => other,
+        };
         Endpoint {
-            base: format!("{scheme}://{registry}"),
+            base: format!("{scheme}://{host}"),
             ca_pem,
             insecure,
         }
@@ -331,5 +337,7 @@ mod tests {
             format!("{e:?}"),
             r#"Endpoint { base: "https://r.example" }"#
         );
+        let hub = Endpoint::new("https", "docker.io", None, false);
+        assert_eq!(hub.base, "https://registry-1.docker.io");
     }
 }
