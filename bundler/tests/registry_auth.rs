@@ -281,41 +281,28 @@ fn login_writes_a_file_skopeo_reads_and_logout_ends_it() {
     let authfile = home.path("auth.json");
     let flag = ["--authfile", authfile.to_str().unwrap()];
 
-    // A wrong password is refused by the registry and writes nothing.
     let wrong = "not-the-Password-42";
-    let out = run(
-        home.olm()
-            .args([
-                "registry",
-                "login",
-                &reg.addr,
-                "-u",
-                USER,
-                "--password-stdin",
-            ])
-            .args(flag),
-        &format!("{wrong}\n"),
-        &[wrong, PASSWORD],
-    );
+    let login = |password: &str| {
+        let mut cmd = home.olm();
+        cmd.args([
+            "registry",
+            "login",
+            &reg.addr,
+            "-u",
+            USER,
+            "--password-stdin",
+        ]);
+        run(cmd.args(flag), &format!("{password}\n"), &[wrong, PASSWORD])
+    };
+
+    // A wrong password is refused by the registry and writes nothing.
+    let out = login(wrong);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("login refused"), "{err}");
     assert!(!authfile.exists());
 
-    let out = run(
-        home.olm()
-            .args([
-                "registry",
-                "login",
-                &reg.addr,
-                "-u",
-                USER,
-                "--password-stdin",
-            ])
-            .args(flag),
-        &format!("{PASSWORD}\n"),
-        &[PASSWORD],
-    );
+    let out = login(PASSWORD);
     assert_ok(&out, "olm registry login");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Login Succeeded!\n");
     use std::os::unix::fs::PermissionsExt as _;
