@@ -32,18 +32,49 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<bool, WriteError> {
     {
         return Ok(false);
     }
+    write_new(path, bytes, false)?;
+    Ok(true)
+}
+
+/// [`write_atomic`] for secrets (auth files): the file, and the temporary file before it, are
+/// created with mode 0600, a missing parent directory with 0700, so no other user can read
+/// the bytes at any moment. Always writes.
+pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    write_new(path, bytes, true)
+}
+
+fn write_new(path: &Path, bytes: &[u8], private: bool) -> Result<(), WriteError> {
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    std::fs::create_dir_all(dir).map_err(werr(dir))?;
+    if private {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    } else {
+        std::fs::create_dir_all(dir)
+    }
+    .map_err(werr(dir))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = if private {
+            // A leftover of a crashed run with this pid may have another mode: start afresh.
+            let _ = std::fs::remove_file(&tmp);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?
+        } else {
+            std::fs::File::create(&tmp)?
+        };
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
@@ -51,8 +82,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<bool, WriteError> {
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result.map_err(werr(path))?;
-    Ok(true)
+    result.map_err(werr(path))
 }
 
 /// A set of files to write under one root, replaced as a whole.

@@ -39,7 +39,12 @@ fn run(out: Output, what: &str) -> (String, String) {
 }
 
 fn digest_of(pinned: &str) -> String {
-    pinned.trim().rsplit_once('@').expect("pinned").1.to_string()
+    pinned
+        .trim()
+        .rsplit_once('@')
+        .expect("pinned")
+        .1
+        .to_string()
 }
 
 /// An incompressible "binary" of `mib` MiB: /bin/true with random bytes appended (still an
@@ -75,7 +80,11 @@ fn skopeo_digest(reg: &Registry, image: &str) -> String {
     args.extend(reg.skopeo_inspect_args());
     args.push(format!("docker://{image}"));
     let out = skopeo(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v["Digest"].as_str().unwrap().to_string()
 }
@@ -119,14 +128,22 @@ fn copies_mount_across_repositories_and_remember_where_blobs_are() {
     // Copy within the registry: the source repository is known, every blob is mounted.
     let (out, err) = run(
         olm(&cache)
-            .args(["image", "copy", &reg.image("team/one:v1"), &reg.image("team/two:v1")])
+            .args([
+                "image",
+                "copy",
+                &reg.image("team/one:v1"),
+                &reg.image("team/two:v1"),
+            ])
             .args(reg.olm_args())
             .output()
             .unwrap(),
         "copy within the registry",
     );
     assert_eq!(digest_of(&out), digest);
-    assert!(err.contains(&format!("{n} mounted from another repository")), "{err}");
+    assert!(
+        err.contains(&format!("{n} mounted from another repository")),
+        "{err}"
+    );
     assert_eq!(uploads_into(&reg, "team/two"), 0);
     assert_eq!(mounts_into(&reg, "team/two"), n);
     assert_eq!(skopeo_digest(&reg, &reg.image("team/two:v1")), digest);
@@ -141,7 +158,10 @@ fn copies_mount_across_repositories_and_remember_where_blobs_are() {
             .unwrap(),
         "push to a new repository",
     );
-    assert!(err.contains(&format!("{n} mounted from another repository")), "{err}");
+    assert!(
+        err.contains(&format!("{n} mounted from another repository")),
+        "{err}"
+    );
     assert_eq!(uploads_into(&reg, "team/three"), 0);
     assert!(cache.join("olm/blob-locations.json").is_file());
 
@@ -161,7 +181,12 @@ fn copies_mount_across_repositories_and_remember_where_blobs_are() {
     // A second copy of anything moves nothing.
     let (_, err) = run(
         olm(&cache)
-            .args(["image", "copy", &reg.image("team/one:v1"), &reg.image("team/two:v1")])
+            .args([
+                "image",
+                "copy",
+                &reg.image("team/one:v1"),
+                &reg.image("team/two:v1"),
+            ])
             .args(reg.olm_args())
             .output()
             .unwrap(),

@@ -81,7 +81,11 @@ mod tests {
     fn images_are_listed_once_with_every_bundle_using_them() {
         let cfg = DeclarativeConfig {
             bundles: vec![
-                bundle("p.v1", "q.io/b@sha256:1", &["q.io/b@sha256:1", "q.io/op:v1"]),
+                bundle(
+                    "p.v1",
+                    "q.io/b@sha256:1",
+                    &["q.io/b@sha256:1", "q.io/op:v1"],
+                ),
                 bundle("p.v2", "q.io/b@sha256:2", &["q.io/op:v1", ""]),
             ],
             ..Default::default()
@@ -96,11 +100,16 @@ mod tests {
     #[test]
     fn rewrite_changes_only_mapped_references() {
         let mut cfg = DeclarativeConfig {
-            bundles: vec![bundle("p.v1", "q.io/b@sha256:1", &["q.io/op:v1", "keep/me:v1"])],
+            bundles: vec![bundle(
+                "p.v1",
+                "q.io/b@sha256:1",
+                &["q.io/op:v1", "keep/me:v1"],
+            )],
             ..Default::default()
         };
         let n = rewrite(&mut cfg, |i| {
-            i.strip_prefix("q.io/").map(|rest| format!("mirror.local/{rest}"))
+            i.strip_prefix("q.io/")
+                .map(|rest| format!("mirror.local/{rest}"))
         });
         assert_eq!(n, 2);
         assert_eq!(cfg.bundles[0].image, "mirror.local/b@sha256:1");

@@ -32,8 +32,8 @@ pub struct RegistryArgs {
         hide_env_values = true
     )]
     pub creds: Option<String>,
-    /// Auth file to read instead of REGISTRY_AUTH_FILE, ${XDG_RUNTIME_DIR}/containers/auth.json
-    /// and ~/.docker/config.json.
+    /// The auth file to use (the only one read; the one `registry login` writes) [default:
+    /// $REGISTRY_AUTH_FILE, else podman's auth.json files and docker's config.json].
     #[arg(long, value_name = "FILE")]
     pub authfile: Option<PathBuf>,
     /// Use plain HTTP (loopback registries without TLS get it without asking).
@@ -51,21 +51,6 @@ pub struct RegistryArgs {
     /// Blobs transferred at once (connections per run).
     #[arg(long, default_value_t = olm_bundler::image::registry::DEFAULT_CONCURRENCY, value_name = "N", value_parser = parse_jobs)]
     pub jobs: usize,
-}
-
-impl Default for RegistryArgs {
-    /// What the flags default to.
-    fn default() -> Self {
-        RegistryArgs {
-            creds: None,
-            authfile: None,
-            plain_http: false,
-            ca_file: None,
-            insecure_skip_tls_verify: false,
-            retries: 4,
-            jobs: olm_bundler::image::registry::DEFAULT_CONCURRENCY,
-        }
-    }
 }
 
 fn parse_jobs(s: &str) -> Result<usize, String> {

@@ -19,7 +19,7 @@ use olm_bundler::ops::progress::Spinner;
 /// `olm bundle generate`. Every setting can also come from `--config <file>` (YAML with the
 /// same names as the flags, e.g. `csv-base:`, `default-channel:`; paths relative to the
 /// config file); flags win over the file.
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args)]
 pub struct GenerateArgs {
     /// YAML file with the settings below (flags override it).
     #[arg(long)]

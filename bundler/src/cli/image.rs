@@ -32,7 +32,7 @@ pub enum ImageCommand {
     #[command(
         after_help = "Examples:\n  olm image push oci:target/operator:v0.1.0 localhost:5000/org/my-operator:v0.1.0"
     )]
-    Push(PushArgs),
+    Push(MoveArgs),
     /// Pull an image from a registry into an OCI layout, or unpack its files (--rootfs).
     #[command(
         after_help = "Examples:\n  olm image pull quay.io/org/my-operator:v0.1.0 oci:pulled:v0.1.0\n  olm image pull quay.io/org/my-catalog:latest --rootfs /tmp/catalog-files"
@@ -47,16 +47,16 @@ pub enum ImageCommand {
     #[command(
         after_help = "Examples:\n  olm image copy oci:target/operator:v0.1.0 localhost:5000/org/my-operator:v0.1.0"
     )]
-    Copy(CopyArgs),
+    Copy(MoveArgs),
 }
 
 pub async fn run(cmd: ImageCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         ImageCommand::Build(a) => image_build(*a).await,
-        ImageCommand::Push(a) => image_push(a).await,
+        ImageCommand::Push(a) => image_move(Direction::Push, a).await,
         ImageCommand::Pull(a) => image_pull(a).await,
         ImageCommand::Inspect(a) => image_inspect(a).await,
-        ImageCommand::Copy(a) => image_copy(a).await,
+        ImageCommand::Copy(a) => image_move(Direction::Copy, a).await,
     }
 }
 
@@ -135,12 +135,12 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
     a.output.deliver(&image, &dest, &opts).await
 }
 
-/// `olm image push <oci:dir[:tag]> <registry ref>`.
+/// `olm image push <oci:dir[:tag]> <registry ref>` and `olm image copy <src> <dst>`.
 #[derive(Debug, Args)]
-pub struct PushArgs {
-    /// The image to push: `oci:<dir>[:tag]`.
+pub struct MoveArgs {
+    /// The image: `oci:<dir>[:tag]` (push), or that or a registry reference (copy).
     pub source: String,
-    /// The registry reference to push to.
+    /// Where to: a registry reference (push), or that or `oci:<dir>[:tag]` (copy).
     pub destination: String,
     /// Write the image digest to this file.
     #[arg(long, value_name = "FILE")]
@@ -153,15 +153,11 @@ pub struct PushArgs {
     pub registry: RegistryArgs,
 }
 
-async fn image_push(a: PushArgs) -> anyhow::Result<ExitCode> {
-    let (src, dst, file) = (
-        &a.source,
-        Some(a.destination.as_str()),
-        a.digestfile.as_deref(),
-    );
+async fn image_move(direction: Direction, a: MoveArgs) -> anyhow::Result<ExitCode> {
+    let (dst, file) = (Some(a.destination.as_str()), a.digestfile.as_deref());
     moved(
-        Direction::Push,
-        src,
+        direction,
+        &a.source,
         dst,
         None,
         file,
@@ -194,10 +190,10 @@ pub struct PullArgs {
 }
 
 async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
-    let (src, dst, file) = (&a.source, a.destination.as_deref(), a.digestfile.as_deref());
+    let (dst, file) = (a.destination.as_deref(), a.digestfile.as_deref());
     moved(
         Direction::Pull,
-        src,
+        &a.source,
         dst,
         a.rootfs.as_deref(),
         file,
@@ -230,42 +226,6 @@ async fn image_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
     };
     print(&format!("{out}\n"))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `olm image copy <src> <dst>`.
-#[derive(Debug, Args)]
-pub struct CopyArgs {
-    /// Source: registry reference or oci:<dir>[:tag].
-    pub source: String,
-    /// Destination: registry reference or oci:<dir>[:tag].
-    pub destination: String,
-    /// Write the image digest to this file.
-    #[arg(long, value_name = "FILE")]
-    pub digestfile: Option<PathBuf>,
-    /// Move only this platform's image of a multi-platform image (OS/ARCH[/VARIANT], e.g.
-    /// linux/arm64); by default an index moves whole, every image and the index itself.
-    #[arg(long, value_name = "OS/ARCH", value_parser = parse_platform)]
-    pub platform: Option<Platform>,
-    #[command(flatten)]
-    pub registry: RegistryArgs,
-}
-
-async fn image_copy(a: CopyArgs) -> anyhow::Result<ExitCode> {
-    let (src, dst, file) = (
-        &a.source,
-        Some(a.destination.as_str()),
-        a.digestfile.as_deref(),
-    );
-    moved(
-        Direction::Copy,
-        src,
-        dst,
-        None,
-        file,
-        a.platform.as_ref(),
-        &a.registry,
-    )
-    .await
 }
 
 /// Moves an image and prints its pinned reference (or its digest when only unpacked).

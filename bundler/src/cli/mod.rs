@@ -18,6 +18,7 @@ mod deploy;
 mod image;
 mod install;
 mod output;
+mod registry;
 mod release;
 mod serve;
 mod upgrade_check;
@@ -51,6 +52,9 @@ pub enum Command {
     /// OCI images: build an operator image, push, pull, inspect, copy.
     #[command(subcommand)]
     Image(image::ImageCommand),
+    /// Registry credentials: log in and out, where podman and skopeo read them.
+    #[command(subcommand)]
+    Registry(registry::RegistryCommand),
     /// File-based catalogs: render, template, validate, graph, serve, build.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -186,6 +190,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             BundleCommand::CheckUpgrade(a) => Ok(upgrade_check::check_upgrade(a).await),
         },
         Command::Image(c) => image::run(c).await,
+        Command::Registry(c) => registry::run(c).await,
         Command::Catalog(c) => match c {
             CatalogCommand::Render(a) => catalog::render_cmd(a).await,
             CatalogCommand::Template(a) => catalog::template_cmd(a),

@@ -65,9 +65,5 @@ pub fn show(text: &str, failed: bool) -> ExitCode {
 
 /// Exit code 1 when `failed`.
 pub fn exit(failed: bool) -> ExitCode {
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    ExitCode::from(u8::from(failed))
 }

@@ -64,7 +64,10 @@ fn grouped(pairs: &[RepositoryMirror]) -> Vec<Mirrors> {
 }
 
 /// The ImageDigestMirrorSet `name` for images mirrored by digest.
-pub fn image_digest_mirror_set<'a>(name: &'a str, pairs: &[RepositoryMirror]) -> impl Serialize + 'a {
+pub fn image_digest_mirror_set<'a>(
+    name: &'a str,
+    pairs: &[RepositoryMirror],
+) -> impl Serialize + 'a {
     MirrorSet {
         api_version: "config.openshift.io/v1",
         kind: "ImageDigestMirrorSet",

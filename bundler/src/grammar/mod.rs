@@ -8,6 +8,7 @@
 //! - [`go_duration`]: Go's `time.ParseDuration`.
 //! - [`go_base64`]: base64 as Go's `encoding/json` reads `[]byte` (catalog blobs, PEM bodies).
 //! - [`email`], [`request_uri`]: the `net/mail` and `net/url` checks operator-sdk's validators run.
+//! - [`www_authenticate`]: registry auth challenges, as distribution's client reads them.
 
 pub mod calendar;
 pub mod email;
@@ -17,3 +18,4 @@ pub mod image_ref;
 pub mod k8s_names;
 pub mod request_uri;
 pub mod semver_range;
+pub mod www_authenticate;

@@ -7,7 +7,10 @@
 //!   which turns layers plus settings into an [`model::Image`] (exact bytes, exact digests).
 //! - [`layout`]: OCI image layout directories (`oci:<dir>[:tag]`).
 //! - [`reference`]: telling `oci:` destinations from registry references.
-//! - [`auth`]: credentials from `--creds`, podman's auth.json and docker's config.json.
+//! - [`auth`]: credentials from `--creds`, podman's auth.json and docker's config.json
+//!   (entries, credential helpers, identity tokens); the auth-file writer for login/logout.
+//! - [`token`]: asking a registry's token server for a bearer token (a password, or an
+//!   identity token traded as an OAuth2 refresh token).
 //! - [`blob`]: where a blob's bytes are (memory, a spooled file, a layout's file), read and
 //!   written in bounded pieces while hashing.
 //! - [`registry`]: the distribution API spoken directly: auth flow, blobs, manifests, retries.
@@ -32,6 +35,7 @@ pub mod operator;
 pub mod reference;
 pub mod registry;
 pub mod rootfs;
+pub mod token;
 pub mod transfer;
 pub mod unpack;
 

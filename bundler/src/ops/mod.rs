@@ -13,6 +13,8 @@ pub mod image_output;
 pub mod install;
 pub mod olmv1;
 pub mod progress;
+pub mod prompt;
+pub mod registry_login;
 pub mod release;
 pub mod serve;
 pub mod upgrade_check;

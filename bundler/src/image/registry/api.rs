@@ -178,7 +178,7 @@ impl RegistryClient {
         repo: &str,
         reference: &str,
     ) -> Result<FetchedManifest, RegistryError> {
-        let op = format!("GET manifest {repo}:{reference}");
+        let op = format!("GET manifest {repo}{}{reference}", sep(reference));
         let url = self.url(&format!("/v2/{repo}/manifests/{reference}"));
         let accept = ACCEPTED_MANIFEST_TYPES.join(", ");
         let resp = self
@@ -244,7 +244,7 @@ impl RegistryClient {
         repo: &str,
         reference: &str,
     ) -> Result<Option<String>, RegistryError> {
-        let op = format!("HEAD manifest {repo}:{reference}");
+        let op = format!("HEAD manifest {repo}{}{reference}", sep(reference));
         let url = self.url(&format!("/v2/{repo}/manifests/{reference}"));
         let accept = ACCEPTED_MANIFEST_TYPES.join(", ");
         let resp = self
@@ -278,7 +278,7 @@ impl RegistryClient {
         bytes: &Bytes,
         media_type: &str,
     ) -> Result<(), RegistryError> {
-        let op = format!("push manifest {repo}:{reference}");
+        let op = format!("push manifest {repo}{}{reference}", sep(reference));
         let url = self.url(&format!("/v2/{repo}/manifests/{reference}"));
         let resp = self
             .send(&op, &Access::Push(repo), |h| {

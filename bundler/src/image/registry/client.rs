@@ -13,8 +13,10 @@ use reqwest::header::{HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use tokio::sync::OnceCell;
 
-use super::super::auth::{self, Credentials, Source};
+use super::super::auth::{self, AuthOptions, Credential, Resolved, Source};
+use super::super::token::{self, TokenError};
 use super::{RegistryError, RegistryOptions, is_loopback};
+use crate::grammar::www_authenticate;
 
 /// What a request needs to be allowed to do, as token scopes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,8 +62,8 @@ pub struct RegistryClient {
     base: String,
     /// As references write it (`docker.io`, `127.0.0.1:5000`).
     registry: String,
-    credentials: Option<Credentials>,
-    source: Source,
+    /// The credential, where it came from and the files read before it (for a 401's error).
+    resolved: Resolved,
     challenge: OnceCell<Challenge>,
     tokens: Mutex<HashMap<String, Arc<str>>>,
     pub(crate) opts: RegistryOptions,
@@ -94,77 +96,25 @@ fn api_host(registry: &str) -> &str {
     }
 }
 
-/// Percent-encodes a query value (RFC 3986 unreserved characters stay).
-fn query_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Parses a `WWW-Authenticate` header: the scheme and its `key="value"` parameters.
-fn parse_challenge(header: &str) -> Option<(String, HashMap<String, String>)> {
-    let header = header.trim();
-    let (scheme, rest) = header.split_once(' ').unwrap_or((header, ""));
-    let mut params = HashMap::new();
-    let mut rest = rest.trim();
-    while !rest.is_empty() {
-        let Some((key, after)) = rest.split_once('=') else {
-            break;
-        };
-        let key = key
-            .trim()
-            .trim_start_matches(',')
-            .trim()
-            .to_ascii_lowercase();
-        let after = after.trim_start();
-        let (value, tail) = if let Some(quoted) = after.strip_prefix('"') {
-            let mut value = String::new();
-            let mut chars = quoted.char_indices();
-            let mut end = quoted.len();
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '\\' => {
-                        if let Some((_, n)) = chars.next() {
-                            value.push(n);
-                        }
-                    }
-                    '"' => {
-                        end = i + 1;
-                        break;
-                    }
-                    c => value.push(c),
-                }
-            }
-            (value, &quoted[end.min(quoted.len())..])
-        } else {
-            let end = after.find(',').unwrap_or(after.len());
-            (after[..end].trim().to_string(), &after[end..])
-        };
-        params.insert(key, value);
-        rest = tail.trim_start().trim_start_matches(',').trim_start();
-    }
-    Some((scheme.to_ascii_lowercase(), params))
-}
-
 impl Challenge {
     fn from_headers(headers: &HeaderMap) -> Option<Challenge> {
-        headers.get_all(WWW_AUTHENTICATE).iter().find_map(|v| {
-            let (scheme, params) = parse_challenge(v.to_str().ok()?)?;
-            match scheme.as_str() {
-                "bearer" => Some(Challenge::Bearer {
-                    realm: params.get("realm")?.clone(),
-                    service: params.get("service").cloned(),
-                }),
-                "basic" => Some(Challenge::Basic),
-                _ => None,
-            }
-        })
+        let parsed: Vec<www_authenticate::Challenge> = headers
+            .get_all(WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .filter_map(www_authenticate::parse)
+            .collect();
+        // A bearer challenge first: it names the token server.
+        if let Some(c) = parsed.iter().find(|c| c.scheme == "bearer") {
+            return Some(Challenge::Bearer {
+                realm: c.param("realm")?.to_string(),
+                service: c.param("service").map(str::to_string),
+            });
+        }
+        parsed
+            .iter()
+            .any(|c| c.scheme == "basic")
+            .then_some(Challenge::Basic)
     }
 }
 
@@ -228,15 +178,19 @@ impl RegistryClient {
         let http = builder
             .build()
             .map_err(|e| RegistryError::Client(chain_text(&e)))?;
-        let (credentials, source) =
-            auth::resolve(registry, opts.creds.as_ref(), opts.authfile.as_deref())?;
+        let resolved = auth::resolve(
+            registry,
+            &AuthOptions {
+                creds: opts.creds.clone(),
+                authfile: opts.authfile.clone(),
+            },
+        )?;
         let host = api_host(registry);
         let mut client = RegistryClient {
             http,
             base: format!("https://{host}"),
             registry: registry.to_string(),
-            credentials,
-            source,
+            resolved,
             challenge: OnceCell::new(),
             tokens: Mutex::new(HashMap::new()),
             opts: opts.clone(),
@@ -259,7 +213,7 @@ impl RegistryClient {
                 }
             }
         }
-        tracing::debug!(registry, credentials = %client.source, base = %client.base, "connected");
+        tracing::debug!(registry, credentials = %client.resolved.source, base = %client.base, "connected");
         Ok(client)
     }
 
@@ -269,7 +223,7 @@ impl RegistryClient {
 
     /// Where the credentials came from (shown in errors, never the secret).
     pub fn source(&self) -> &Source {
-        &self.source
+        &self.resolved.source
     }
 
     pub(crate) fn url(&self, path: &str) -> String {
@@ -345,16 +299,42 @@ impl RegistryClient {
         }
     }
 
+    /// A 401: no credentials (listing where they were looked for), or the ones found were
+    /// refused.
     fn unauthorized(&self, op: &str) -> RegistryError {
-        match self.source {
+        match self.resolved.source {
             Source::Anonymous => RegistryError::NoCredentials {
                 registry: self.registry.clone(),
                 op: op.to_string(),
+                tried: Box::new(self.resolved.tried.clone()),
             },
             _ => RegistryError::BadCredentials {
                 registry: self.registry.clone(),
                 op: op.to_string(),
-                from: self.source.clone(),
+                from: Box::new(self.resolved.source.clone()),
+            },
+        }
+    }
+
+    /// A failed token exchange: a refusal is bad credentials (or none), a certificate problem
+    /// the TLS error with its fix.
+    fn token_error(&self, op: &str, err: TokenError) -> RegistryError {
+        match err {
+            TokenError::Rejected(_) => self.unauthorized(op),
+            TokenError::Http { detail, .. } if is_cert_problem(&detail) => RegistryError::Tls {
+                registry: self.registry.clone(),
+                detail,
+            },
+            TokenError::Http { detail, .. } => RegistryError::Transport {
+                registry: self.registry.clone(),
+                op: format!("{op}: token"),
+                attempts: 1,
+                detail,
+            },
+            error => RegistryError::Token {
+                registry: self.registry.clone(),
+                op: op.to_string(),
+                error: Box::new(error),
             },
         }
     }
@@ -370,7 +350,7 @@ impl RegistryClient {
             403 => RegistryError::Denied {
                 registry: self.registry.clone(),
                 op: op.to_string(),
-                from: self.source.clone(),
+                from: Box::new(self.resolved.source.clone()),
             },
             400 if detail.contains("HTTP request to an HTTPS server") => RegistryError::NeedsTls {
                 registry: self.registry.clone(),
@@ -392,57 +372,16 @@ impl RegistryClient {
         if let Some(t) = self.tokens.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(t);
         }
-        let mut url = realm.to_string();
-        let mut sep = if url.contains('?') { '&' } else { '?' };
-        if let Some(s) = service {
-            url.push_str(&format!("{sep}service={}", query_escape(s)));
-            sep = '&';
-        }
-        for s in &scopes {
-            url.push_str(&format!("{sep}scope={}", query_escape(s)));
-            sep = '&';
-        }
-        let mut req = self.http.get(&url);
-        if let Some(c) = &self.credentials {
-            req = req.basic_auth(&c.username, Some(c.password()));
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| self.transport(&format!("{op}: token"), &e))?;
-        if matches!(resp.status().as_u16(), 401 | 403) {
-            return Err(self.unauthorized(op));
-        }
-        if !resp.status().is_success() {
-            return Err(self.status_error(&format!("{op}: token"), resp).await);
-        }
-        #[derive(serde::Deserialize)]
-        struct TokenAnswer {
-            #[serde(default)]
-            token: Option<String>,
-            #[serde(default)]
-            access_token: Option<String>,
-        }
-        let body = resp
-            .bytes()
-            .await
-            .map_err(|e| self.transport(&format!("{op}: token"), &e))?;
-        let answer: TokenAnswer =
-            serde_json::from_slice(&body).map_err(|e| RegistryError::Protocol {
-                registry: self.registry.clone(),
-                op: format!("{op}: token"),
-                detail: format!("the token endpoint answered something that is not a token: {e}"),
-            })?;
-        let token: Arc<str> = answer
-            .token
-            .or(answer.access_token)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| RegistryError::Protocol {
-                registry: self.registry.clone(),
-                op: format!("{op}: token"),
-                detail: "the token endpoint answered without a token".into(),
-            })?
-            .into();
+        let secret = token::fetch_token(
+            &self.http,
+            realm,
+            service,
+            self.resolved.credential.as_ref(),
+            &scopes,
+        )
+        .await
+        .map_err(|e| self.token_error(op, e))?;
+        let token: Arc<str> = secret.expose().into();
         if let Ok(mut m) = self.tokens.lock() {
             m.insert(key, token.clone());
         }
@@ -464,9 +403,12 @@ impl RegistryClient {
     ) -> Result<RequestBuilder, RegistryError> {
         Ok(match self.challenge().await? {
             Challenge::Open => req,
-            Challenge::Basic => match &self.credentials {
-                Some(c) => req.basic_auth(&c.username, Some(c.password())),
-                None => req,
+            Challenge::Basic => match &self.resolved.credential {
+                Some(Credential::Basic { username, password }) => {
+                    req.basic_auth(username, Some(password.expose()))
+                }
+                // An identity token is for token servers; a Basic registry gets nothing.
+                _ => req,
             },
             Challenge::Bearer { realm, service } => {
                 let token = self.token(access, realm, service.as_deref(), op).await?;
@@ -571,43 +513,48 @@ impl RegistryClient {
         &self.http
     }
 
-    /// Checks that the credentials work: `/v2/` with the auth flow (a token for the
-    /// registry's catalog scope is not needed; Basic registries check the password on `/v2/`).
+    /// Checks the credentials against the registry's API root (`GET /v2/` through its auth
+    /// flow), as `docker login` does. Without credentials it fails as a 401 does, listing
+    /// where they were looked for.
     pub async fn check_login(&self) -> Result<(), RegistryError> {
         let op = "GET /v2/";
-        match self.challenge().await? {
-            Challenge::Open => Ok(()),
-            Challenge::Basic => {
-                let resp = self
-                    .send(op, &Access::Pull(""), |h| h.get(self.url("/v2/")))
-                    .await?;
-                if resp.status().is_success() {
-                    Ok(())
-                } else {
-                    Err(self.status_error(op, resp).await)
+        if self.resolved.credential.is_none() {
+            return Err(self.unauthorized(op));
+        }
+        let req = self.http.get(self.url("/v2/"));
+        let req = match self.challenge().await? {
+            Challenge::Open => return Ok(()),
+            Challenge::Basic => match &self.resolved.credential {
+                Some(Credential::Basic { username, password }) => {
+                    req.basic_auth(username, Some(password.expose()))
                 }
-            }
+                _ => {
+                    return Err(RegistryError::Protocol {
+                        registry: self.registry.clone(),
+                        op: op.to_string(),
+                        detail: "the registry asks for a password; an identity token needs a token server".into(),
+                    });
+                }
+            },
             Challenge::Bearer { realm, service } => {
-                // A token for no repository proves the realm accepts the credentials.
-                let mut url = realm.clone();
-                if let Some(s) = service {
-                    url.push_str(&format!(
-                        "{}service={}",
-                        if url.contains('?') { '&' } else { '?' },
-                        query_escape(s)
-                    ));
-                }
-                let mut req = self.http.get(&url);
-                if let Some(c) = &self.credentials {
-                    req = req.basic_auth(&c.username, Some(c.password()));
-                }
-                let resp = req.send().await.map_err(|e| self.transport(op, &e))?;
-                if resp.status().is_success() {
-                    Ok(())
-                } else {
-                    Err(self.status_error(op, resp).await)
-                }
+                // A token for no repository proves the token server takes the credentials.
+                let secret = token::fetch_token(
+                    &self.http,
+                    realm,
+                    service.as_deref(),
+                    self.resolved.credential.as_ref(),
+                    &[],
+                )
+                .await
+                .map_err(|e| self.token_error(op, e))?;
+                req.bearer_auth(secret.expose())
             }
+        };
+        let resp = req.send().await.map_err(|e| self.transport(op, &e))?;
+        if resp.status().is_success() {
+            Ok(())
+        } else {
+            Err(self.status_error(op, resp).await)
         }
     }
 }
@@ -615,23 +562,6 @@ impl RegistryClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn challenges_parse_with_quoted_commas() {
-        let (scheme, p) = parse_challenge(
-            r#"Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push""#,
-        )
-        .unwrap();
-        assert_eq!(scheme, "bearer");
-        assert_eq!(p["realm"], "https://auth.example/token");
-        assert_eq!(p["service"], "registry.example");
-        assert_eq!(p["scope"], "repository:a/b:pull,push");
-        let (scheme, p) = parse_challenge(r#"Basic realm="Registry Realm""#).unwrap();
-        assert_eq!(
-            (scheme.as_str(), p["realm"].as_str()),
-            ("basic", "Registry Realm")
-        );
-    }
 
     #[test]
     fn mount_scopes_name_both_repositories() {
@@ -642,10 +572,6 @@ mod tests {
             }
             .scopes(),
             ["repository:a/x:pull,push", "repository:b/y:pull"]
-        );
-        assert_eq!(
-            query_escape("repository:a/b:pull,push"),
-            "repository%3Aa%2Fb%3Apull%2Cpush"
         );
     }
 

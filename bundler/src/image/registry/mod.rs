@@ -17,11 +17,13 @@ pub mod client;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::auth::{AuthError, Credentials, Source};
+use super::auth::{AuthError, Credentials, Source, Tried};
 use super::human_bytes;
 use super::model::ModelError;
+use super::token::TokenError;
 
 pub use client::RegistryClient;
+pub(crate) use client::chain_text;
 
 /// How to reach registries and authenticate.
 #[derive(Debug, Clone)]
@@ -74,17 +76,21 @@ pub enum RegistryError {
     BadCredentials {
         registry: String,
         op: String,
-        from: Source,
+        from: Box<Source>,
     },
     #[error(
-        "{registry}: authentication required ({op}): no credentials found; pass --creds USER:PASSWORD or log in (REGISTRY_AUTH_FILE, ~/.docker/config.json)"
+        "{registry}: authentication required ({op}): {tried}; log in with `olm registry login {registry}` or pass --creds USER:PASSWORD"
     )]
-    NoCredentials { registry: String, op: String },
+    NoCredentials {
+        registry: String,
+        op: String,
+        tried: Box<Tried>,
+    },
     #[error("{registry}: access denied ({op}): the account from {from} may not do this")]
     Denied {
         registry: String,
         op: String,
-        from: Source,
+        from: Box<Source>,
     },
     #[error("{reference}: not found in the registry")]
     NotFound { reference: String },
@@ -128,6 +134,12 @@ pub enum RegistryError {
     Client(String),
     #[error(transparent)]
     Auth(#[from] AuthError),
+    #[error("{registry}: {op}: {error}")]
+    Token {
+        registry: String,
+        op: String,
+        error: Box<TokenError>,
+    },
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error("{reference}: {what}")]
