@@ -89,8 +89,51 @@ impl ElfInfo {
     }
 }
 
+/// Bytes at an offset: a file read where needed (a binary's headers are a few kilobytes of a
+/// file of tens of megabytes), or a slice.
+trait At {
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> std::io::Result<usize>;
+    fn size(&self) -> u64;
+}
+
+/// A file's bytes held in memory.
+struct Bytes<'a>(&'a [u8]);
+
+impl At for Bytes<'_> {
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let start = usize::try_from(off).unwrap_or(usize::MAX).min(self.0.len());
+        let n = buf.len().min(self.0.len() - start);
+        buf[..n].copy_from_slice(&self.0[start..start + n]);
+        Ok(n)
+    }
+
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+}
+
+impl At for std::fs::File {
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match std::os::unix::fs::FileExt::read_at(self, &mut buf[filled..], off + filled as u64)
+            {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+
+    fn size(&self) -> u64 {
+        self.metadata().map_or(0, |m| m.len())
+    }
+}
+
 struct Reader<'a> {
-    data: &'a [u8],
+    data: &'a dyn At,
     le: bool,
     path: &'a Path,
 }
@@ -103,14 +146,19 @@ impl Reader<'_> {
         }
     }
 
+    fn io(&self, source: std::io::Error) -> ElfError {
+        ElfError::Read {
+            path: self.path.to_path_buf(),
+            source,
+        }
+    }
+
     fn bytes<const N: usize>(&self, off: u64) -> Result<[u8; N], ElfError> {
-        let start = usize::try_from(off).map_err(|_| self.bad("offset out of range"))?;
-        let slice = start
-            .checked_add(N)
-            .and_then(|end| self.data.get(start..end))
-            .ok_or_else(|| self.bad(format!("offset {off:#x} beyond end of file")))?;
         let mut out = [0u8; N];
-        out.copy_from_slice(slice);
+        let n = self.data.read_at(off, &mut out).map_err(|e| self.io(e))?;
+        if n < N {
+            return Err(self.bad(format!("offset {off:#x} beyond end of file")));
+        }
         Ok(out)
     }
 
@@ -151,19 +199,30 @@ impl Reader<'_> {
     }
 
     fn cstr(&self, off: u64, limit: u64) -> Result<String, ElfError> {
-        let start = usize::try_from(off).map_err(|_| self.bad("string offset out of range"))?;
-        let end = usize::try_from(limit)
-            .unwrap_or(usize::MAX)
-            .min(self.data.len());
-        let slice = self
-            .data
-            .get(start..end)
-            .ok_or_else(|| self.bad(format!("string at {off:#x} beyond end of file")))?;
-        let len = slice
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or_else(|| self.bad(format!("unterminated string at {off:#x}")))?;
-        Ok(String::from_utf8_lossy(&slice[..len]).into_owned())
+        let end = limit.min(self.data.size());
+        if off > end {
+            return Err(self.bad(format!("string at {off:#x} beyond end of file")));
+        }
+        let mut out = Vec::new();
+        let mut at = off;
+        let mut piece = [0u8; 256];
+        while at < end {
+            let want = piece.len().min((end - at) as usize);
+            let n = self
+                .data
+                .read_at(at, &mut piece[..want])
+                .map_err(|e| self.io(e))?;
+            if n == 0 {
+                break;
+            }
+            if let Some(nul) = piece[..n].iter().position(|&b| b == 0) {
+                out.extend_from_slice(&piece[..nul]);
+                return Ok(String::from_utf8_lossy(&out).into_owned());
+            }
+            out.extend_from_slice(&piece[..n]);
+            at += n as u64;
+        }
+        Err(self.bad(format!("unterminated string at {off:#x}")))
     }
 }
 
@@ -176,12 +235,21 @@ struct Segment {
 
 /// Parses the headers of an ELF file held in memory (`path` names it in errors).
 pub fn parse(data: &[u8], path: &Path) -> Result<ElfInfo, ElfError> {
-    if data.len() < 52 || &data[..4] != b"\x7fELF" {
+    parse_at(&Bytes(data), path)
+}
+
+fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
+    let mut ident = [0u8; 6];
+    let n = data.read_at(0, &mut ident).map_err(|source| ElfError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if data.size() < 52 || n < 6 || &ident[..4] != b"\x7fELF" {
         return Err(ElfError::NotElf {
             path: path.to_path_buf(),
         });
     }
-    let is_64 = match data[4] {
+    let is_64 = match ident[4] {
         1 => false,
         2 => true,
         c => {
@@ -191,7 +259,7 @@ pub fn parse(data: &[u8], path: &Path) -> Result<ElfInfo, ElfError> {
             });
         }
     };
-    let le = match data[5] {
+    let le = match ident[5] {
         1 => true,
         2 => false,
         d => {
@@ -292,13 +360,13 @@ pub fn parse(data: &[u8], path: &Path) -> Result<ElfInfo, ElfError> {
     Ok(info)
 }
 
-/// Reads and parses one file.
+/// Reads and parses one file's headers (reading only the parts they point at).
 pub fn read(path: &Path) -> Result<ElfInfo, ElfError> {
-    let data = std::fs::read(path).map_err(|source| ElfError::Read {
+    let file = std::fs::File::open(path).map_err(|source| ElfError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&data, path)
+    parse_at(&file, path)
 }
 
 /// A binary's dynamic closure: image path → host file, for the interpreter and every library.
