@@ -14,6 +14,7 @@ pub mod declcfg;
 pub mod diagnostic;
 pub mod fast_hash;
 pub mod gonum;
+pub mod gosort;
 pub mod goyaml;
 pub mod graph;
 pub mod ignore;
