@@ -23,6 +23,7 @@ pub mod list;
 pub mod load;
 pub mod model;
 pub mod olmv1;
+pub mod opm_bundle;
 pub mod opm_json;
 pub mod property;
 pub mod render;
