@@ -320,8 +320,9 @@ impl Reindent<'_> {
 
 /// Whether a string's contents use only the escapes serde_json writes (`\"`, `\\`, `\b`, `\f`,
 /// `\n`, `\r`, `\t`, and `\u00xx` (lower-case hex) for the other control characters) or the
-/// ones Go's `json.Marshal` writes for `<`, `>` and `&` (`\u003c`, `\u003e`, `\u0026`): opm
-/// copies a property value's text as it is, so a value that came escaped stays escaped.
+/// ones Go's `json.Marshal` writes for `<`, `>`, `&`, U+2028 and U+2029 (`\u003c`, `\u003e`,
+/// `\u0026`, `\u2028`, `\u2029`): opm copies a property value's text as it is, so a value that
+/// came escaped stays escaped.
 fn canonical_escapes(s: &[u8]) -> bool {
     let mut i = 0;
     while let Some(at) = memchr::memchr(b'\\', &s[i..]) {
@@ -336,7 +337,7 @@ fn canonical_escapes(s: &[u8]) -> bool {
                 if hex[0] != b'0' || hex[1] != b'0' || !hex.iter().all(lower_hex) {
                     return false;
                 }
-                if matches!(hex, b"003c" | b"003e" | b"0026") {
+                if matches!(hex, b"003c" | b"003e" | b"0026" | b"2028" | b"2029") {
                     i += 6;
                     continue;
                 }
