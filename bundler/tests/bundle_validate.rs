@@ -221,7 +221,7 @@ fn format_dependencies() {
         &r,
         Level::Error,
         "dependencies",
-        "unsupported dependency type olm.crd",
+        "couldn't parse dependency of type olm.crd",
     );
     expect(&r, Level::Error, "dependencies", "API Version is empty");
     expect(
@@ -1009,5 +1009,107 @@ fn non_map_documents_are_reported() {
         Level::Error,
         "object",
         "expected a Kubernetes object (a map), found a list",
+    );
+}
+
+// ---- what the reference accepts, and what it says ----
+
+/// A missing media type is also the wrong one, as opm's format check says.
+#[test]
+fn format_missing_mediatype_says_both_things() {
+    let b = good_bundle();
+    edit(b.path(), "metadata/annotations.yaml", |v| {
+        let a = v["annotations"].as_object_mut().unwrap();
+        a.remove("operators.operatorframework.io.bundle.mediatype.v1");
+    });
+    let r = run(b.path(), &Options::default());
+    expect(
+        &r,
+        Level::Error,
+        "annotations",
+        "Missing annotation \"operators.operatorframework.io.bundle.mediatype.v1\"",
+    );
+    expect(
+        &r,
+        Level::Error,
+        "annotations",
+        "Expecting annotation \"operators.operatorframework.io.bundle.mediatype.v1\" to have value \"registry+v1\" instead of \"\"",
+    );
+}
+
+/// Published bundles carry properties.yaml entries without a value (and with extra keys);
+/// operator-framework/api passes them, so they are warnings, failing only under --strict.
+#[test]
+fn properties_without_a_value_are_a_warning() {
+    let b = good_bundle();
+    write(
+        b.path(),
+        "metadata/properties.yaml",
+        "properties:\n- type: olm.maxOpenShiftVersion\n  version: '4.12'\n- type: com.example.note\n- value: x\n",
+    );
+    let r = run(b.path(), &all_suites());
+    expect(&r, Level::Warning, "properties", "property has no `value`");
+    expect(
+        &r,
+        Level::Warning,
+        "properties",
+        "property has no `type` string",
+    );
+    assert_eq!(r.errors().count(), 0, "{:?}", r.findings);
+    assert!(r.passed(false) && !r.passed(true));
+}
+
+/// The reference reads a namespace that is not a string as none and passes the bundle.
+#[test]
+fn a_number_as_namespace_is_a_warning() {
+    let b = good_bundle();
+    write(
+        b.path(),
+        "manifests/sa.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: extra\n  namespace: 0\n",
+    );
+    let r = run(b.path(), &Options::default());
+    expect(
+        &r,
+        Level::Warning,
+        "object-metadata",
+        "metadata.namespace is a number, not a string",
+    );
+    assert_eq!(r.errors().count(), 0, "{:?}", r.findings);
+}
+
+/// The community suite: a bundle on APIs Kubernetes 1.22 removed needs
+/// olm.maxOpenShiftVersion below 4.9.
+#[test]
+fn community_needs_max_openshift_version_for_removed_apis() {
+    let b = good_bundle();
+    let opts = Options {
+        suites: [Suite::Community].into(),
+        ..Default::default()
+    };
+    assert!(run(b.path(), &opts).findings.is_empty());
+    edit(b.path(), CRD, |v| {
+        v["apiVersion"] = json!("apiextensions.k8s.io/v1beta1");
+        v["spec"]["preserveUnknownFields"] = json!(false);
+    });
+    let r = run(b.path(), &opts);
+    expect(
+        &r,
+        Level::Error,
+        "max-openshift-version",
+        "csv.Annotations not specified olm.maxOpenShiftVersion for an OCP version < 4.9",
+    );
+    expect(&r, Level::Warning, "openshift-versions-label", "index-path");
+    edit(b.path(), CSV, |v| {
+        v["metadata"]["annotations"]["olm.properties"] =
+            json!(r#"[{"type": "olm.maxOpenShiftVersion", "value": "4.8"}]"#)
+    });
+    let r = run(b.path(), &opts);
+    assert_eq!(r.errors().count(), 0, "{:?}", r.findings);
+    assert!(Suite::parse("all").unwrap().contains(&Suite::Community));
+    assert!(
+        !Suite::parse("suite=operatorframework")
+            .unwrap()
+            .contains(&Suite::Community)
     );
 }

@@ -102,6 +102,8 @@ fn render_a_bundle_dir_as_json_and_yaml() {
         b.to_str().unwrap(),
         "--image",
         "quay.io/demo/demo-operator-bundle:v0.1.0",
+        "--migrate-level",
+        "bundle-object-to-csv-metadata",
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -109,6 +111,21 @@ fn render_a_bundle_dir_as_json_and_yaml() {
         "{out}"
     );
     assert!(out.contains("\"type\": \"olm.csv.metadata\""));
+    // Without the migration, a bundle with an image is written as opm 1.73 writes it: every
+    // manifest as an olm.bundle.object.
+    let (code, objects, err) = olm(&[
+        "catalog",
+        "render",
+        b.to_str().unwrap(),
+        "--image",
+        "quay.io/demo/demo-operator-bundle:v0.1.0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        objects.contains("\"type\": \"olm.bundle.object\""),
+        "{objects}"
+    );
+    assert!(!objects.contains("olm.csv.metadata"), "{objects}");
     let cfg = load::load_bytes(Path::new("out.json"), out.as_bytes()).unwrap();
     assert_eq!(cfg.bundles[0].name, "demo-operator.v0.1.0");
     assert_eq!(cfg.bundles[0].related_images.len(), 2);

@@ -212,3 +212,229 @@ fn a_bundle_opm_refuses_is_refused_clearly() {
     assert!(err.contains("needs manifests/"), "{err}");
     assert_eq!(err.lines().count(), 1, "one clear error: {err}");
 }
+
+/// The opm output for a shared bundle directory, parsed, after checking that writing it back
+/// gives opm's bytes (so the expected outputs derived from it below are opm's bytes too).
+fn expected_bundle(data: &Path, rel: &str) -> olm_bundler::catalog::declcfg::DeclarativeConfig {
+    let path = data.join(format!("opm-expected/render/bundles/{rel}.json.gz"));
+    let bytes = gunzip(&path);
+    let cfg = olm_bundler::catalog::load::load_bytes(Path::new("opm.json"), &bytes).unwrap();
+    assert_eq!(
+        cfg.to_json().as_bytes(),
+        bytes.as_slice(),
+        "{rel}: writing opm's output back changes it"
+    );
+    cfg
+}
+
+fn olm_ok(args: &[String]) -> Vec<u8> {
+    let (ok, out, err) = olm(args);
+    assert!(ok, "olm {}: {err}", args.join(" "));
+    out
+}
+
+/// A bundle image renders as opm 1.73 renders it (no flags): as its directory does, every
+/// manifest an `olm.bundle.object`, with the image recorded as the bundle's `image` and added
+/// to `relatedImages` (name empty), which opm sorts by image. Each shared bundle is built into
+/// an OCI layout with `olm bundle build`; where the sort meets no two entries of one image,
+/// the order is the sorted one, whatever the algorithm.
+#[test]
+fn bundle_images_render_as_opm_renders_them() {
+    let Some(data) = shared() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = data.join("opm-expected/render/bundles");
+    let mut compared = 0;
+    for f in files(&exp, ".json.gz") {
+        let rel = f.strip_prefix(&exp).unwrap().to_string_lossy().into_owned();
+        let Some(rel) = rel
+            .strip_suffix(".json.gz")
+            .filter(|r| !r.ends_with(".csv-metadata"))
+        else {
+            continue;
+        };
+        let mut cfg = expected_bundle(&data, rel);
+        let layout = tmp.path().join(format!("layout-{compared}"));
+        let image = format!("oci:{}:v1", layout.display());
+        let dir = data.join("bundles").join(rel);
+        olm_ok(&[
+            "bundle".into(),
+            "build".into(),
+            dir.to_string_lossy().into_owned(),
+            "-t".into(),
+            image.clone(),
+        ]);
+        let b = &mut cfg.bundles[0];
+        b.image = image.clone();
+        b.related_images
+            .push(olm_bundler::catalog::declcfg::RelatedImage {
+                name: String::new(),
+                image: image.clone(),
+            });
+        let mut images: Vec<&str> = b.related_images.iter().map(|r| r.image.as_str()).collect();
+        images.sort();
+        images.dedup();
+        assert_eq!(
+            images.len(),
+            b.related_images.len(),
+            "{rel}: an image twice"
+        );
+        b.related_images.sort_by(|x, y| x.image.cmp(&y.image));
+        let want = cfg.to_json();
+        let ours = olm_ok(&["catalog".into(), "render".into(), image.clone()]);
+        assert!(
+            ours == want.as_bytes(),
+            "{rel}: {}",
+            first_difference(&ours, want.as_bytes())
+        );
+        compared += 1;
+    }
+    assert!(compared >= 19, "only {compared} bundles");
+}
+
+/// A copy of a shared bundle with `edit` applied to its CSV (and metadata files added).
+fn edited_bundle(
+    data: &Path,
+    rel: &str,
+    edit: impl Fn(&mut serde_json::Value),
+    metadata: &[(&str, &str)],
+) -> tempfile::TempDir {
+    let src = data.join("bundles").join(rel);
+    let tmp = tempfile::tempdir().unwrap();
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir_all(tmp.path().join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            let to = tmp.path().join(sub).join(p.file_name().unwrap());
+            if p.to_string_lossy().contains("clusterserviceversion") {
+                let mut csv: serde_json::Value = olm_bundler::yaml::load_one(&p).unwrap();
+                edit(&mut csv);
+                std::fs::write(&to, olm_bundler::yaml::to_yaml(&csv).unwrap()).unwrap();
+                continue;
+            }
+            std::fs::copy(&p, &to).unwrap();
+        }
+    }
+    for (file, text) in metadata {
+        std::fs::write(tmp.path().join("metadata").join(file), text).unwrap();
+    }
+    tmp
+}
+
+fn rendered(dir: &Path) -> olm_bundler::catalog::declcfg::DeclarativeConfig {
+    let out = olm_ok(&[
+        "catalog".into(),
+        "render".into(),
+        dir.to_string_lossy().into_owned(),
+    ]);
+    olm_bundler::catalog::load::load_bytes(Path::new("olm.json"), &out).unwrap()
+}
+
+fn related_names(cfg: &olm_bundler::catalog::declcfg::DeclarativeConfig) -> Vec<String> {
+    cfg.bundles[0]
+        .related_images
+        .iter()
+        .map(|r| r.name.clone())
+        .collect()
+}
+
+/// One image listed under two names in a real CSV: opm's `sort.Slice` decides their order.
+/// - Five entries (stackgres): insertion sort, which keeps the CSV's order: `stackgres_operator`
+///   before `stackgres-operator`, although `-` sorts before `_`.
+/// - Twenty-two entries (fujitsu, its `feputils` image again as `fep-utils` right after it):
+///   traced by hand through Go's pdqsort: the pivot is position 5 (pgpool2; positions 5, 10, 15
+///   hold ranks 11, 14, 9), and partitioning swaps `feputils` (position 1) to 20 and
+///   `fep-utils` (position 2) to 19; insertion sort of the right part keeps them so:
+///   `fep-utils` first, where a stable sort keeps `feputils` first.
+#[test]
+fn related_images_of_one_image_come_out_in_go_sort_order() {
+    let Some(data) = shared() else { return };
+    let dup = |name: &'static str, at: usize, of: usize| {
+        move |csv: &mut serde_json::Value| {
+            let list = csv["spec"]["relatedImages"].as_array_mut().unwrap();
+            let image = list[of]["image"].clone();
+            list.insert(at, serde_json::json!({"name": name, "image": image}));
+        }
+    };
+    let stackgres = "community-operators-prod/operators/stackgres-community/1.18.8";
+    let dir = edited_bundle(&data, stackgres, dup("stackgres_operator", 1, 1), &[]);
+    assert_eq!(
+        related_names(&rendered(dir.path())),
+        [
+            "kubectl_1_31_3",
+            "stackgres-admin-ui",
+            "stackgres_operator",
+            "stackgres-operator",
+            "stackgres-restapi"
+        ]
+    );
+    let fujitsu = "certified-operators/operators/fujitsu-enterprise-postgres-operator/v5.1.9";
+    let dir = edited_bundle(&data, fujitsu, dup("fep-utils", 2, 1), &[]);
+    assert_eq!(
+        related_names(&rendered(dir.path())),
+        [
+            "backup-13",
+            "fepexporter-13",
+            "pgpool2-13",
+            "restore-13",
+            "fep-13",
+            "backup-14",
+            "pgpool2-14",
+            "restore-14",
+            "fep-14",
+            "upgrade-14",
+            "backup",
+            "pgpool2",
+            "restore",
+            "fep",
+            "upgrade",
+            "cronjob",
+            "exporter",
+            "fluentbit",
+            "fluentd",
+            "operator",
+            "fep-utils",
+            "feputils"
+        ]
+    );
+}
+
+/// A real bundle given a `metadata/properties.yaml` with the constraint a real catalog
+/// carries (kernel-module-management >=2.4.0): opm's YAML-to-JSON conversion escapes `>` in
+/// every string of the value, nested ones included, and the property sorts first.
+#[test]
+fn properties_yaml_values_are_escaped_as_opm_escapes_them() {
+    let Some(data) = shared() else { return };
+    let rel = "community-operators-prod/operators/stackgres-community/1.18.8";
+    let dir = edited_bundle(
+        &data,
+        rel,
+        |_| {},
+        &[(
+            "properties.yaml",
+            "properties:\n  - type: olm.constraint\n    value:\n      failureMessage: Require kernel-module-management >=2.4.0\n      package:\n        packageName: kernel-module-management\n        versionRange: '>=2.4.0'\n",
+        )],
+    );
+    let mut want = expected_bundle(&data, rel);
+    let props = &mut want.bundles[0].properties;
+    assert!(props[0].ty.as_str() > "olm.constraint", "{}", props[0].ty);
+    let raw = r#"{"failureMessage":"Require kernel-module-management \u003e=2.4.0","package":{"packageName":"kernel-module-management","versionRange":"\u003e=2.4.0"}}"#;
+    props.insert(
+        0,
+        olm_bundler::catalog::property::Property::from_raw(
+            "olm.constraint".into(),
+            serde_json::value::RawValue::from_string(raw.into()).unwrap(),
+        ),
+    );
+    let want = want.to_json();
+    let ours = olm_ok(&[
+        "catalog".into(),
+        "render".into(),
+        dir.path().to_string_lossy().into_owned(),
+    ]);
+    assert!(
+        ours == want.as_bytes(),
+        "{}",
+        first_difference(&ours, want.as_bytes())
+    );
+    assert!(want.contains(r#""versionRange": "\u003e=2.4.0""#));
+}

@@ -6,7 +6,8 @@
 //! is serde_json's `PrettyFormatter` with four spaces, and writes a raw value by re-indenting
 //! its text: the bytes are those the tree would have printed. A raw value's text is copied
 //! as it is where the tree would print the same text (a string without escapes, or with the
-//! escapes serde_json writes; an integer that fits an `i64`/`u64` without change); a string
+//! escapes serde_json writes; an integer that fits an `i64`/`u64` without change) and where opm
+//! keeps the text (Go's escapes of `<`, `>` and `&`, which the tree would undo); a string
 //! or number in another form is printed through serde_json, and a value whose objects repeat
 //! a key (or have a key with escapes) goes through a tree, as before.
 
@@ -317,8 +318,11 @@ impl Reindent<'_> {
     }
 }
 
-/// Whether a string's contents use only the escapes serde_json writes: `\"`, `\\`, `\b`, `\f`,
-/// `\n`, `\r`, `\t`, and `\u00xx` (lower-case hex) for the other control characters.
+/// Whether a string's contents use only the escapes serde_json writes (`\"`, `\\`, `\b`, `\f`,
+/// `\n`, `\r`, `\t`, and `\u00xx` (lower-case hex) for the other control characters) or the
+/// ones Go's `json.Marshal` writes for `<`, `>`, `&`, U+2028 and U+2029 (`\u003c`, `\u003e`,
+/// `\u0026`, `\u2028`, `\u2029`): opm copies a property value's text as it is, so a value that
+/// came escaped stays escaped.
 fn canonical_escapes(s: &[u8]) -> bool {
     let mut i = 0;
     while let Some(at) = memchr::memchr(b'\\', &s[i..]) {
@@ -332,6 +336,10 @@ fn canonical_escapes(s: &[u8]) -> bool {
                 let lower_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
                 if hex[0] != b'0' || hex[1] != b'0' || !hex.iter().all(lower_hex) {
                     return false;
+                }
+                if matches!(hex, b"003c" | b"003e" | b"0026" | b"2028" | b"2029") {
+                    i += 6;
+                    continue;
                 }
                 // Only control characters without a short escape.
                 if !matches!(hex[2], b'0' | b'1') {
@@ -463,6 +471,18 @@ mod tests {
             .collect();
         let long = format!("{long}1{}", "}".repeat(100));
         check(&long);
+    }
+
+    #[test]
+    fn go_html_escapes_are_kept_as_opm_keeps_them() {
+        let raw = r#"{"a":{"r":"\u003e=1.0.0 \u0026 \u003c2"},"b":"\u003C"}"#;
+        let value = RawValue::from_string(raw.to_string()).unwrap();
+        let mut out = Vec::new();
+        to_vec(&value, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\n    \"a\": {\n        \"r\": \"\\u003e=1.0.0 \\u0026 \\u003c2\"\n    },\n    \"b\": \"<\"\n}"
+        );
     }
 
     #[test]

@@ -14,8 +14,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::declcfg::{Bundle, DeclarativeConfig, RelatedImage, SCHEMA_BUNDLE};
-use super::property::{CsvMetadata, Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_PACKAGE};
-use crate::bundle::load::{BundleDir, LoadError as BundleLoadError, Manifest};
+use super::property::{
+    CsvMetadata, Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_GVK, TYPE_PACKAGE,
+};
+use crate::bundle::load::{BundleDir, LoadError as BundleLoadError};
 
 /// How manifests are carried in the rendered bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,17 +51,6 @@ fn invalid(dir: &Path, message: impl Into<String>) -> RenderError {
     }
 }
 
-/// The form opm gives a bundle it renders (`ObjectsAndPropertiesFromBundle`): one
-/// `olm.bundle.object` per manifest when the bundle has no image reference (a directory),
-/// one `olm.csv.metadata` when it has one (a bundle image, or a directory given `--image`).
-pub fn opm_form(image: &str) -> Form {
-    if image.is_empty() {
-        Form::BundleObjects
-    } else {
-        Form::CsvMetadata
-    }
-}
-
 /// opm's `--migrate-level`: which migrations run on what was rendered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MigrateLevel {
@@ -85,12 +76,13 @@ pub fn migrate(cfg: &mut DeclarativeConfig, level: MigrateLevel) {
 }
 
 /// Renders a reference as `opm render` does: a bundle directory (has `manifests/` and
-/// `metadata/`; no image, so `olm.bundle.object` form) or a catalog directory or file (kept in
-/// its form). Images are pulled by the caller. Migrations are the caller's ([`migrate`]).
+/// `metadata/`; `olm.bundle.object` form) or a catalog directory or file (kept in its form,
+/// each bundle [normalised](normalise) as opm does). Images are pulled by the caller.
+/// Migrations are the caller's ([`migrate`]).
 pub fn render_ref(reference: &str) -> Result<DeclarativeConfig, RenderError> {
     let path = Path::new(reference);
     if path.is_dir() && path.join("manifests").is_dir() && path.join("metadata").is_dir() {
-        let b = render_bundle_dir(path, "", opm_form(""))?;
+        let b = render_bundle_dir(path, "", Form::BundleObjects)?;
         let mut cfg = DeclarativeConfig::default();
         cfg.bundles.push(b);
         return Ok(cfg);
@@ -104,7 +96,9 @@ pub fn render_ref(reference: &str) -> Result<DeclarativeConfig, RenderError> {
         ));
     }
     if path.exists() {
-        return Ok(super::load::load_dir(path)?);
+        let mut cfg = super::load::load_dir(path)?;
+        cfg.bundles.iter_mut().for_each(normalise);
+        return Ok(cfg);
     }
     Err(RenderError::ImageRef(reference.to_string()))
 }
@@ -146,20 +140,8 @@ fn arr_at<'a>(v: &'a Value, ptr: &str) -> &'a [Value] {
 /// directory that has not been pushed).
 pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, RenderError> {
     let bd = BundleDir::load(dir)?;
-    let csvs: Vec<_> = bd.csvs().collect();
-    let csv = match csvs.as_slice() {
-        [one] => &one.object,
-        [] => return Err(invalid(dir, "no ClusterServiceVersion found in manifests/")),
-        _ => {
-            return Err(invalid(
-                dir,
-                format!(
-                    "{} ClusterServiceVersions found in manifests/, expected exactly 1",
-                    csvs.len()
-                ),
-            ));
-        }
-    };
+    let ob = super::opm_bundle::read(&bd).map_err(|m| invalid(dir, m))?;
+    let csv = &ob.csv.object;
     let package = bd.package().unwrap_or("").to_string();
     if package.is_empty() {
         return Err(invalid(
@@ -174,50 +156,54 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
     if name.is_empty() {
         return Err(invalid(dir, "the CSV has no metadata.name"));
     }
+    // opm reads a missing version as empty (the bundle renders with version "").
     let version = match csv.pointer("/spec/version") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        _ => {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
             return Err(invalid(
                 dir,
-                format!("CSV {name:?}: spec.version must be set (a semantic version)"),
+                format!(
+                    "{}: spec.version must be a string (a semantic version), found {}",
+                    ob.csv.file.display(),
+                    crate::bundle::validate::v::type_name(other)
+                ),
             ));
         }
     };
 
     let mut props: Vec<Property> = Vec::new();
     for (i, p) in bd.properties.iter().enumerate() {
-        props.push(raw_property(p).ok_or_else(|| {
-            invalid(
+        let Some(ty) = p.get("type").and_then(Value::as_str) else {
+            return Err(invalid(
                 dir,
                 format!("metadata/properties.yaml: properties[{i}] must be {{type, value}}"),
-            )
-        })?);
+            ));
+        };
+        let value = p.get("value").unwrap_or(&Value::Null);
+        props.push(match ty {
+            // opm parses these two and builds them again.
+            TYPE_GVK | TYPE_PACKAGE => Property::new(ty, &super::declcfg::sort_keys(value.clone())),
+            _ => copied_property(ty, value),
+        });
     }
     props.push(Property::package(&package, &version));
     if let Some(ann) = csv
         .pointer("/metadata/annotations/olm.properties")
         .and_then(Value::as_str)
     {
-        let list: Vec<Value> = serde_json::from_str(ann).map_err(|e| {
+        for p in annotation_properties(ann).map_err(|e| {
             invalid(
                 dir,
-                format!("CSV {name:?}: annotation olm.properties is not a JSON list: {e}"),
+                format!("CSV {name:?}: annotation olm.properties must be a JSON list of {{type, value}}: {e}"),
             )
-        })?;
-        for p in &list {
-            props.push(raw_property(p).ok_or_else(|| {
-                invalid(
-                    dir,
-                    format!(
-                        "CSV {name:?}: annotation olm.properties entries must be {{type, value}}"
-                    ),
-                )
-            })?);
+        })? {
+            props.push(p);
         }
     }
-    let objects = opm_objects(&bd, &name);
+    let objects = &ob.objects;
     // Provided APIs: every version of every CRD in the bundle, and owned APIServices.
-    for m in &objects {
+    for m in objects {
         if m.kind() != "CustomResourceDefinition" {
             continue;
         }
@@ -260,30 +246,39 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
             str_at(a, "/kind"),
         ));
     }
-    for (i, d) in opm_dependencies(&bd).iter().enumerate() {
+    let (deps_file, deps) = opm_dependencies(&bd);
+    for (i, d) in deps.iter().enumerate() {
         let ty = str_at(d, "/type");
-        let value = d.get("value").cloned().unwrap_or(Value::Null);
+        let at = || format!("{deps_file}: dependencies[{i}] (type {ty})");
         match ty {
-            "olm.gvk" => props.push(Property::gvk_required(
-                str_at(&value, "/group"),
-                str_at(&value, "/version"),
-                str_at(&value, "/kind"),
-            )),
-            "olm.package" => props.push(Property::package_required(
-                str_at(&value, "/packageName"),
-                str_at(&value, "/version"),
-            )),
-            "olm.label" => props.push(Property::new(
-                "olm.label.required",
-                &super::declcfg::sort_keys(value),
-            )),
+            "olm.gvk" => {
+                let v = typed_dependency(d, &["group", "version", "kind"])
+                    .map_err(|m| invalid(dir, format!("{}: {m}", at())))?;
+                props.push(Property::gvk_required(
+                    str_at(v, "/group"),
+                    str_at(v, "/version"),
+                    str_at(v, "/kind"),
+                ));
+            }
+            "olm.package" => {
+                let v = typed_dependency(d, &["packageName", "version"])
+                    .map_err(|m| invalid(dir, format!("{}: {m}", at())))?;
+                props.push(Property::package_required(
+                    str_at(v, "/packageName"),
+                    str_at(v, "/version"),
+                ));
+            }
             "" => {
                 return Err(invalid(
                     dir,
-                    format!("metadata/dependencies.yaml: dependencies[{i}] has no type"),
+                    format!("{deps_file}: dependencies[{i}] has no type"),
                 ));
             }
-            other => props.push(Property::new(other, &super::declcfg::sort_keys(value))),
+            // olm.label, olm.constraint and any other type: copied as read.
+            other => props.push(copied_property(
+                other,
+                d.get("value").unwrap_or(&Value::Null),
+            )),
         }
     }
 
@@ -296,17 +291,9 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
             keep
         });
     }
-    // Deduplicate by (type, value bytes), then sort.
-    let mut keyed: Vec<(String, String, Property)> = props
-        .into_iter()
-        .map(|p| {
-            let bytes = go_json(&p.value());
-            (p.ty.clone(), bytes, p)
-        })
-        .collect();
-    keyed.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-    keyed.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
-    let mut props: Vec<Property> = keyed.into_iter().map(|(_, _, p)| p).collect();
+    // Deduplicate by (type, value bytes), then sort by them, as opm sorts its properties.
+    props.sort_by(|a, b| (&a.ty, a.raw()).cmp(&(&b.ty, b.raw())));
+    props.dedup();
 
     match form {
         Form::BundleObjects => {
@@ -355,9 +342,8 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
             });
         }
     }
-    related.sort_by(|a, b| a.image.cmp(&b.image));
 
-    Ok(Bundle {
+    let mut bundle = Bundle {
         schema: SCHEMA_BUNDLE.into(),
         name,
         package,
@@ -365,33 +351,113 @@ pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, 
         properties: props,
         related_images: related,
         source: Default::default(),
-    })
+    };
+    normalise(&mut bundle);
+    Ok(bundle)
 }
 
-/// The objects opm's bundle loader keeps (operator-registry `loadBundle`): it decodes one
-/// object per file, so only the first document of a multi-document file counts, and it drops
-/// any CSV but the bundle's.
-fn opm_objects<'a>(bd: &'a BundleDir, csv_name: &str) -> Vec<&'a Manifest> {
-    let mut out: Vec<&Manifest> = Vec::with_capacity(bd.manifests.len());
-    for m in &bd.manifests {
-        if out.last().is_some_and(|prev| prev.file == m.file) {
-            continue;
-        }
-        if m.kind() == "ClusterServiceVersion" && str_at(&m.object, "/metadata/name") != csv_name {
-            continue;
-        }
-        out.push(m);
+/// What opm's `Render.Run` does to every bundle of every reference it renders, catalogs
+/// included: `olm.bundle.object` and `olm.csv.metadata` properties moved last (in their
+/// order), and `relatedImages` sorted by image with Go's `sort.Slice`, which is not stable:
+/// entries sharing an image come out in that algorithm's order.
+pub fn normalise(b: &mut Bundle) {
+    let is_object = |p: &Property| p.ty == TYPE_BUNDLE_OBJECT || p.ty == TYPE_CSV_METADATA;
+    if b.properties
+        .iter()
+        .rev()
+        .skip_while(|p| is_object(p))
+        .any(is_object)
+    {
+        let (mut others, objects): (Vec<Property>, Vec<Property>) =
+            std::mem::take(&mut b.properties)
+                .into_iter()
+                .partition(|p| !is_object(p));
+        others.extend(objects);
+        b.properties = others;
     }
-    out
+    super::gosort::sort_slice(&mut b.related_images, |x, y| x.image < y.image);
 }
 
-/// The dependencies opm reads (operator-registry `NewImageInput`): not only
-/// `metadata/dependencies.yaml` but the first file of `metadata/`, in name order, that is not
-/// the annotations file and holds a non-empty `dependencies` list (real bundles keep them in
-/// `properties.yaml`).
-fn opm_dependencies(bd: &BundleDir) -> Vec<Value> {
+/// A property opm copies from a metadata file: its value went through Go's YAML-to-JSON
+/// conversion (`json.Marshal`), so its keys are sorted and `<`, `>`, `&` are escaped in every
+/// string, however deeply nested.
+fn copied_property(ty: &str, value: &Value) -> Property {
+    let text = go_json(value);
+    match serde_json::value::RawValue::from_string(text) {
+        Ok(raw) => Property::from_raw(ty.to_string(), raw),
+        Err(_) => Property::new(ty, value),
+    }
+}
+
+/// The CSV's `olm.properties` annotation: a JSON list of properties whose values opm keeps as
+/// written (key order and escapes), without the whitespace.
+fn annotation_properties(text: &str) -> Result<Vec<Property>, String> {
+    #[derive(serde::Deserialize)]
+    struct Raw {
+        #[serde(rename = "type", default)]
+        ty: Option<String>,
+        #[serde(default)]
+        value: Option<Box<serde_json::value::RawValue>>,
+    }
+    let list: Vec<Raw> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, r) in list.into_iter().enumerate() {
+        let ty = r.ty.ok_or_else(|| format!("entry {i} has no type"))?;
+        let value = match r.value {
+            Some(v) => super::property::minify(v.get()),
+            None => "null".to_string(),
+        };
+        let raw = serde_json::value::RawValue::from_string(value).map_err(|e| e.to_string())?;
+        out.push(Property::from_raw(ty, raw));
+    }
+    Ok(out)
+}
+
+/// The value of an `olm.gvk` or `olm.package` dependency, which opm decodes into a struct of
+/// strings: a missing value ("unexpected end of JSON input"), a value that is not a map, or a
+/// field that is not a string is refused.
+fn typed_dependency<'a>(d: &'a Value, fields: &[&str]) -> Result<&'a Value, String> {
+    let example = fields
+        .iter()
+        .map(|f| format!("{f}: ..."))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match d.get("value") {
+        None => Err(format!(
+            "has no value (opm: unexpected end of JSON input); give it `value: {{{example}}}`"
+        )),
+        Some(v @ Value::Null) => Ok(v),
+        Some(v @ Value::Object(m)) => {
+            for f in fields {
+                if let Some(x) = m.get(*f).filter(|x| !x.is_string() && !x.is_null()) {
+                    return Err(format!(
+                        "value.{f} must be a string, found {} (quote it)",
+                        crate::bundle::validate::v::type_name(x)
+                    ));
+                }
+            }
+            Ok(v)
+        }
+        Some(other) => Err(format!(
+            "value must be a map `{{{example}}}`, found {}",
+            crate::bundle::validate::v::type_name(other)
+        )),
+    }
+}
+
+/// The dependencies opm reads (operator-registry `NewImageInput`), with the file they are in:
+/// not only `metadata/dependencies.yaml` but the first file of `metadata/`, in name order,
+/// that is not the annotations file and holds a non-empty `dependencies` list (real bundles
+/// keep them in `properties.yaml`).
+fn opm_dependencies(bd: &BundleDir) -> (String, Vec<Value>) {
+    let default = || {
+        (
+            "metadata/dependencies.yaml".to_string(),
+            bd.dependencies.clone(),
+        )
+    };
     let Ok(rd) = std::fs::read_dir(bd.root.join("metadata")) else {
-        return bd.dependencies.clone();
+        return default();
     };
     let mut files: Vec<_> = rd
         .filter_map(Result::ok)
@@ -419,16 +485,11 @@ fn opm_dependencies(bd: &BundleDir) -> Vec<Value> {
         if let Some(Value::Array(list)) = doc.get("dependencies")
             && !list.is_empty()
         {
-            return list.clone();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            return (format!("metadata/{name}"), list.clone());
         }
     }
-    bd.dependencies.clone()
-}
-
-fn raw_property(v: &Value) -> Option<Property> {
-    let ty = v.get("type")?.as_str()?.to_string();
-    let value = v.get("value").cloned().unwrap_or(Value::Null);
-    Some(Property::new(&ty, &super::declcfg::sort_keys(value)))
+    default()
 }
 
 /// Drops keys whose value is Go's "empty" (`""`, `[]`, `{}`, null, false, 0): the CSV types
@@ -526,6 +587,157 @@ mod tests {
         assert_eq!(
             go_json(&v),
             r#"{"a":{"y":[2],"z":1},"b":"\u003ca\u0026b\u003e"}"#
+        );
+    }
+
+    /// A bundle directory with one CSV (`csv_spec` under `spec:`) and the given metadata files.
+    fn bundle_dir(csv_spec: &str, metadata: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("manifests")).unwrap();
+        std::fs::create_dir_all(root.join("metadata")).unwrap();
+        std::fs::write(
+            root.join("metadata/annotations.yaml"),
+            "annotations:\n  operators.operatorframework.io.bundle.package.v1: foo\n",
+        )
+        .unwrap();
+        for (file, text) in metadata {
+            std::fs::write(root.join("metadata").join(file), text).unwrap();
+        }
+        std::fs::write(
+            root.join("manifests/foo.csv.yaml"),
+            format!("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: foo.v0.1.0\nspec:\n{csv_spec}"),
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn values_from_metadata_files_are_escaped_as_go_marshals_them() {
+        let dir = bundle_dir(
+            "  version: 0.1.0\n",
+            &[
+                (
+                    "properties.yaml",
+                    "properties:\n- type: olm.constraint\n  value:\n    failureMessage: needs <bar> & baz\n    package: {packageName: bar, versionRange: '>=1.0.0'}\n- type: olm.maxOpenShiftVersion\n  value: '<4.9'\n",
+                ),
+                (
+                    "dependencies.yaml",
+                    "dependencies:\n- type: olm.package\n  value: {packageName: bar, version: '<0.1.0'}\n- type: olm.label\n  value: {label: 'a&b'}\n",
+                ),
+            ],
+        );
+        let b = render_bundle_dir(dir.path(), "", Form::BundleObjects).unwrap();
+        let raw = |ty: &str| {
+            b.properties
+                .iter()
+                .find(|p| p.ty == ty)
+                .map(|p| p.raw().to_string())
+                .unwrap_or_else(|| panic!("no {ty}"))
+        };
+        assert_eq!(
+            raw("olm.constraint"),
+            r#"{"failureMessage":"needs \u003cbar\u003e \u0026 baz","package":{"packageName":"bar","versionRange":"\u003e=1.0.0"}}"#
+        );
+        assert_eq!(raw("olm.maxOpenShiftVersion"), r#""\u003c4.9""#);
+        // opm builds package dependencies itself (no escaping) and copies the type of others.
+        assert_eq!(
+            raw("olm.package.required"),
+            r#"{"packageName":"bar","versionRange":"<0.1.0"}"#
+        );
+        assert_eq!(raw("olm.label"), r#"{"label":"a\u0026b"}"#);
+        let text = DeclarativeConfig {
+            bundles: vec![b],
+            ..Default::default()
+        }
+        .to_json();
+        assert!(text.contains(r#""versionRange": "\u003e=1.0.0""#), "{text}");
+    }
+
+    #[test]
+    fn dependencies_opm_cannot_decode_are_refused_with_the_field() {
+        for (deps, want) in [
+            (
+                "- type: olm.gvk\n",
+                "dependencies[0] (type olm.gvk): has no value",
+            ),
+            ("- type: olm.gvk\n  value: x\n", "value must be a map"),
+            (
+                "- type: olm.package\n  value: {packageName: bar, version: 1}\n",
+                "value.version must be a string, found a number (quote it)",
+            ),
+        ] {
+            let dir = bundle_dir(
+                "  version: 0.1.0\n",
+                &[("dependencies.yaml", &format!("dependencies:\n{deps}"))],
+            );
+            let e = render_bundle_dir(dir.path(), "", Form::BundleObjects)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("metadata/dependencies.yaml"), "{e}");
+            assert!(e.contains(want), "{deps}: {e}");
+        }
+        // A null value is decoded as empty, as Go does.
+        let dir = bundle_dir(
+            "  version: 0.1.0\n",
+            &[(
+                "dependencies.yaml",
+                "dependencies:\n- type: olm.gvk\n  value:\n",
+            )],
+        );
+        assert!(render_bundle_dir(dir.path(), "", Form::BundleObjects).is_ok());
+    }
+
+    #[test]
+    fn a_csv_without_a_version_renders_with_an_empty_one() {
+        let dir = bundle_dir("  displayName: Foo\n", &[]);
+        let b = render_bundle_dir(dir.path(), "", Form::BundleObjects).unwrap();
+        let pkg = b.properties.iter().find(|p| p.ty == TYPE_PACKAGE).unwrap();
+        assert_eq!(pkg.raw(), r#"{"packageName":"foo","version":""}"#);
+        let dir = bundle_dir("  version: [1]\n", &[]);
+        let e = render_bundle_dir(dir.path(), "", Form::BundleObjects).unwrap_err();
+        assert!(
+            e.to_string().contains("spec.version must be a string"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn normalise_moves_manifests_last_and_sorts_related_images_as_go_does() {
+        let mut b = Bundle {
+            properties: vec![
+                Property::bundle_object("b".into()),
+                Property::package("foo", "1.0.0"),
+                Property::bundle_object("a".into()),
+                Property::gvk("g", "v1", "K"),
+            ],
+            // Thirteen entries, twelve sharing an image: Go's sort moves its pivot to the front
+            // (see gosort's tests), where a stable sort would keep them in order.
+            related_images: (0..13)
+                .map(|i| RelatedImage {
+                    name: format!("n{i}"),
+                    image: if i == 0 { "b" } else { "a" }.to_string(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        normalise(&mut b);
+        assert_eq!(
+            property_types(&b),
+            [
+                "olm.package",
+                "olm.gvk",
+                "olm.bundle.object",
+                "olm.bundle.object"
+            ]
+        );
+        assert_eq!(b.properties[2].str_field("data").as_deref(), Some("b"));
+        let names: Vec<&str> = b.related_images.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "n6", "n1", "n2", "n3", "n4", "n5", "n7", "n8", "n9", "n10", "n11", "n12", "n0"
+            ]
         );
     }
 

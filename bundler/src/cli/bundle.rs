@@ -175,8 +175,8 @@ pub struct ValidateArgs {
     #[command(flatten)]
     pub registry: RegistryArgs,
     /// Optional suites to run too, comma-separated or repeated: operatorhub, capabilities,
-    /// categories, good-practices, deprecated-apis, object, or all; and olmv1 (what OLM v1's
-    /// operator-controller refuses) or olmv1-experimental (its experimental feature set).
+    /// categories, good-practices, deprecated-apis, object, community, or all; olmv1 and
+    /// olmv1-experimental (what OLM v1's operator-controller refuses, by feature set).
     #[arg(
         long = "select-optional",
         short = 's',
@@ -184,7 +184,7 @@ pub struct ValidateArgs {
         value_delimiter = ','
     )]
     pub select_optional: Vec<String>,
-    /// Settings of optional suites: `k8s-version=1.25`.
+    /// Settings of optional suites: `k8s-version=1.25`, `index-path=bundle.Dockerfile`.
     #[arg(long = "optional-values", value_delimiter = ',')]
     pub optional_values: Vec<String>,
     /// Output format.

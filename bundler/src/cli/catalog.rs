@@ -55,17 +55,17 @@ pub struct RenderArgs {
     #[arg(short, long, value_enum, default_value = "json")]
     pub output: FbcFormat,
     /// The bundle image reference to record for a single bundle directory (opm's
-    /// `--image-ref-template` for one bundle): the bundle is then written as
-    /// `olm.csv.metadata`, as opm writes a bundle that has an image.
+    /// `--image-ref-template` for one bundle); with `--migrate-level
+    /// bundle-object-to-csv-metadata` the bundle is then written as `olm.csv.metadata`.
     #[arg(long)]
     pub image: Option<String>,
-    /// As opm: `none` (default) keeps each catalog's form and writes bundle directories as
-    /// `olm.bundle.object`; `bundle-object-to-csv-metadata` turns every bundle that has an
-    /// image into `olm.csv.metadata`.
+    /// As opm: `none` (default) keeps each catalog's form and writes bundle directories and
+    /// bundle images as `olm.bundle.object`; `bundle-object-to-csv-metadata` turns every
+    /// bundle that has an image into `olm.csv.metadata`.
     #[arg(long, value_enum, default_value = "none")]
     pub migrate_level: MigrateLevel,
-    /// Embed every manifest as `olm.bundle.object` even for a bundle that has an image (opm
-    /// writes those as `olm.csv.metadata`).
+    /// Embed every manifest as `olm.bundle.object`: the default, as in opm (kept for scripts
+    /// that pass it).
     #[arg(long, conflicts_with = "migrate_level")]
     pub bundle_objects: bool,
 }

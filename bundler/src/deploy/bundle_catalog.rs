@@ -261,12 +261,10 @@ pub fn read_bundle(root: &Path, reference: &str) -> Result<RenderedBundle> {
         message,
     };
     let dir = BundleDir::load(root).map_err(|e| bad(e.to_string()))?;
-    // render_bundle_dir succeeded, so there is exactly one CSV with a name and a version.
-    let csv = dir
-        .csvs()
-        .next()
-        .map(|m| &m.object)
-        .ok_or_else(|| bad("no ClusterServiceVersion in manifests/".into()))?;
+    // render_bundle_dir succeeded, so opm's reading of the bundle finds its CSV (the version
+    // may still be missing: a catalog entry needs one, checked below).
+    let opm = crate::catalog::opm_bundle::read(&dir).map_err(bad)?;
+    let csv = &opm.csv.object;
     let version_text = csv
         .pointer("/spec/version")
         .and_then(Value::as_str)

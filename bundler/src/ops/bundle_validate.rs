@@ -17,7 +17,7 @@ pub struct ValidateRequest {
     pub bundle: String,
     /// Optional suites (`operatorhub`, `all`, `olmv1`, ...), each possibly comma-separated.
     pub suites: Vec<String>,
-    /// Suite settings: `k8s-version=1.25`.
+    /// Suite settings: `k8s-version=1.25`, `index-path=bundle.Dockerfile`.
     pub optional_values: Vec<String>,
     /// Custom categories: JSON `{"categories":[...]}` or a file holding it.
     pub categories: Option<String>,
@@ -59,9 +59,12 @@ pub fn options(req: &ValidateRequest) -> Result<Options, BundleValidateError> {
                 })?;
                 opts.k8s_version = Some(version);
             }
+            Some(("index-path", v)) if !v.is_empty() => {
+                opts.index_path = Some(std::path::PathBuf::from(v));
+            }
             _ => {
                 return Err(usage(format!(
-                    "unknown --optional-values entry {kv:?}; supported: k8s-version=<version>"
+                    "unknown --optional-values entry {kv:?}; supported: k8s-version=<version>, index-path=<Dockerfile>"
                 )));
             }
         }

@@ -40,19 +40,22 @@ pub struct RenderRequest {
     pub refs: Vec<String>,
     /// The image to record for a single bundle directory (opm's `--image-ref-template`).
     pub image: Option<String>,
-    /// Embed every manifest as `olm.bundle.object`, even for a bundle that has an image.
+    /// Embed every manifest as `olm.bundle.object` (opm's default too; kept for scripts that
+    /// pass it).
     pub bundle_objects: bool,
     pub migrate: MigrateLevel,
     pub registry: RegistryOptions,
 }
 
 impl RenderRequest {
-    /// The form of a bundle rendered with image reference `image`.
+    /// The form a bundle is rendered in: opm 1.73 writes every manifest as an
+    /// `olm.bundle.object`, bundle images included, unless the migration to
+    /// `olm.csv.metadata` is asked for (which applies to bundles that have an image).
     fn bundle_form(&self, image: &str) -> Form {
-        if self.bundle_objects {
+        if self.bundle_objects || image.is_empty() || self.migrate == MigrateLevel::None {
             Form::BundleObjects
         } else {
-            render::opm_form(image)
+            Form::CsvMetadata
         }
     }
 }
@@ -79,9 +82,6 @@ pub async fn render(req: &RenderRequest) -> Result<DeclarativeConfig, CatalogRen
             cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
         } else if catalog_source::is_image_ref(r) {
             cfg.merge(render_image(r, req.bundle_form(r), &req.registry).await?);
-        } else if req.bundle_objects && is_bundle_dir(p) {
-            cfg.bundles
-                .push(render::render_bundle_dir(p, "", Form::BundleObjects)?);
         } else {
             cfg.merge(render::render_ref(r)?);
         }

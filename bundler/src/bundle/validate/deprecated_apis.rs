@@ -55,8 +55,38 @@ fn removed_in(api_version: &str, kind: &str) -> Option<u64> {
         .map(|(_, _, m)| *m)
 }
 
-pub fn validate(ctx: &Ctx<'_>, k8s_version: Option<&semver::Version>) -> Vec<Finding> {
-    let mut out = Vec::new();
+/// The objects of the bundle whose APIs Kubernetes removed, by removal minor version, then
+/// kind, with their names; and the files they are in.
+pub(super) struct Removed {
+    pub found: BTreeMap<u64, BTreeMap<String, Vec<String>>>,
+    pub files: BTreeMap<u64, Vec<std::path::PathBuf>>,
+}
+
+impl Removed {
+    /// `Kind: (["name" ...]),Kind: (...)`: the list operator-framework/api's messages quote.
+    pub fn list(&self, minor: u64) -> Option<String> {
+        let kinds = self.found.get(&minor)?;
+        let list: Vec<String> = kinds
+            .iter()
+            .map(|(kind, names)| {
+                let mut names = names.clone();
+                names.sort();
+                names.dedup();
+                format!(
+                    "{kind}: ([{}])",
+                    names
+                        .iter()
+                        .map(|n| format!("{n:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            })
+            .collect();
+        Some(list.join(","))
+    }
+}
+
+pub(super) fn removed(ctx: &Ctx<'_>) -> Removed {
     // minor -> kind -> names (and the files they are in)
     let mut found: BTreeMap<u64, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     let mut files: BTreeMap<u64, Vec<std::path::PathBuf>> = BTreeMap::new();
@@ -95,6 +125,12 @@ pub fn validate(ctx: &Ctx<'_>, k8s_version: Option<&semver::Version>) -> Vec<Fin
             }
         }
     }
+    Removed { found, files }
+}
+
+pub fn validate(ctx: &Ctx<'_>, k8s_version: Option<&semver::Version>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let removed = removed(ctx);
     let min_kube = match ctx
         .csv
         .and_then(|m| str_at(&m.object, "/spec/minKubeVersion"))
@@ -113,29 +149,13 @@ pub fn validate(ctx: &Ctx<'_>, k8s_version: Option<&semver::Version>) -> Vec<Fin
             }
         },
     };
-    for (minor, kinds) in found {
+    for &minor in removed.found.keys() {
         let target = semver::Version::new(1, minor, 0);
         let is_error = k8s_version.is_some_and(|v| *v >= target)
             || min_kube.as_ref().is_some_and(|v| *v >= target);
-        let list: Vec<String> = kinds
-            .iter()
-            .map(|(kind, names)| {
-                let mut names = names.clone();
-                names.sort();
-                names.dedup();
-                format!(
-                    "{kind}: ([{}])",
-                    names
-                        .iter()
-                        .map(|n| format!("{n:?}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                )
-            })
-            .collect();
         let msg = format!(
             "this bundle is using APIs which were deprecated and removed in v1.{minor}. More info: https://kubernetes.io/docs/reference/using-api/deprecation-guide/#v1-{minor}. Migrate the API(s) for {},",
-            list.join(",")
+            removed.list(minor).unwrap_or_default()
         );
         let f = if is_error {
             Finding::error(V, "removed-api", msg)
@@ -145,7 +165,7 @@ pub fn validate(ctx: &Ctx<'_>, k8s_version: Option<&semver::Version>) -> Vec<Fin
         let mut f = f.hint(format!(
             "move these objects to the API versions served by Kubernetes 1.{minor} and later"
         ));
-        if let Some(first) = files.get(&minor).and_then(|v| v.first()) {
+        if let Some(first) = removed.files.get(&minor).and_then(|v| v.first()) {
             f = f.file(first.clone());
         }
         out.push(f);

@@ -173,20 +173,31 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
     for (i, dep) in b.dependencies.iter().enumerate() {
         dependency(i, dep, &mut out);
     }
+    // operator-framework/api does not read properties.yaml, and published bundles carry
+    // entries without a value (or with extra keys): worth a warning, not a failure.
     for (i, p) in b.properties.iter().enumerate() {
-        if p.get("type")
+        let no_type = p
+            .get("type")
             .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-            || p.get("value").is_none()
-        {
+            .is_none_or(str::is_empty);
+        let no_value = p.get("value").is_none();
+        if no_type || no_value {
+            let what = match (no_type, no_value) {
+                (true, true) => "has neither a `type` string nor a `value`",
+                (true, false) => "has no `type` string",
+                _ => "has no `value`",
+            };
             out.push(
-                Finding::error(
+                Finding::warning(
                     V,
                     "properties",
-                    "property must have a `type` string and a `value`",
+                    format!(
+                        "property {what}; catalogs carry it as written (a missing value is null)"
+                    ),
                 )
                 .file("metadata/properties.yaml")
-                .field(format!("properties[{i}]")),
+                .field(format!("properties[{i}]"))
+                .hint("write each property as `{type: <type>, value: <value>}`"),
             );
         }
     }
@@ -210,9 +221,9 @@ fn annotations(ann: &BTreeMap<String, String>, media_type: &str, out: &mut Vec<F
             );
         }
     }
-    if let Some(mt) = ann.get(keys::MEDIATYPE)
-        && mt != media_type
-    {
+    // A missing media type is also the wrong one (opm compares it as empty), as opm says.
+    let mt = ann.get(keys::MEDIATYPE).map(String::as_str).unwrap_or("");
+    if mt != media_type {
         out.push(
             f(
                 "annotations",
@@ -380,8 +391,9 @@ fn dependency(i: usize, dep: &Value, out: &mut Vec<Finding>) {
                 .hint("use olm.package, olm.gvk, olm.label or olm.constraint"),
         ),
         other => out.push(
-            err(format!("unsupported dependency type {other}"))
-                .hint("use olm.package, olm.gvk, olm.label or olm.constraint"),
+            err(format!("couldn't parse dependency of type {other}")).hint(
+                "OLM knows the dependency types olm.package, olm.gvk, olm.label and olm.constraint",
+            ),
         ),
     }
 }

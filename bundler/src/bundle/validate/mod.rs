@@ -18,6 +18,7 @@ use super::load::{BundleDir, Manifest};
 
 pub mod capabilities;
 pub mod categories;
+pub mod community;
 pub mod consistency;
 pub mod crd;
 pub mod csv;
@@ -157,6 +158,8 @@ pub enum Suite {
     GoodPractices,
     DeprecatedApis,
     Object,
+    /// The community-operators checks (`olm.maxOpenShiftVersion` for bundles on removed APIs).
+    Community,
     /// What operator-controller (OLM v1) refuses, standard feature set.
     OlmV1,
     /// The same with the experimental feature set (SingleOwnNamespaceInstallSupport).
@@ -164,7 +167,19 @@ pub enum Suite {
 }
 
 impl Suite {
-    pub const ALL: [Suite; 6] = [
+    /// operator-framework/api's optional validators (what `all` selects).
+    pub const ALL: [Suite; 7] = [
+        Suite::OperatorHub,
+        Suite::Capabilities,
+        Suite::Categories,
+        Suite::GoodPractices,
+        Suite::DeprecatedApis,
+        Suite::Object,
+        Suite::Community,
+    ];
+
+    /// operator-sdk's `suite=operatorframework`: all but community.
+    pub const OPERATOR_FRAMEWORK: [Suite; 6] = [
         Suite::OperatorHub,
         Suite::Capabilities,
         Suite::Categories,
@@ -184,6 +199,7 @@ impl Suite {
             Suite::GoodPractices => "good-practices",
             Suite::DeprecatedApis => "deprecated-apis",
             Suite::Object => "object",
+            Suite::Community => "community",
             Suite::OlmV1 => "olmv1",
             Suite::OlmV1Experimental => "olmv1-experimental",
         }
@@ -203,9 +219,11 @@ impl Suite {
             "good-practices" | "goodpractices" => vec![Suite::GoodPractices],
             "deprecated-apis" | "alpha-deprecated-apis" => vec![Suite::DeprecatedApis],
             "object" | "objects" => vec![Suite::Object],
+            "community" => vec![Suite::Community],
             "olmv1" | "olm-v1" => vec![Suite::OlmV1],
             "olmv1-experimental" | "olm-v1-experimental" => vec![Suite::OlmV1Experimental],
-            "all" | "suite=operatorframework" => Suite::ALL.to_vec(),
+            "all" => Suite::ALL.to_vec(),
+            "suite=operatorframework" => Suite::OPERATOR_FRAMEWORK.to_vec(),
             other => {
                 return Err(format!(
                     "unknown validator suite {other:?}; known: {}, {}, all",
@@ -224,6 +242,9 @@ pub struct Options {
     pub suites: BTreeSet<Suite>,
     /// Target Kubernetes version for the deprecated-APIs suite (`k8s-version=1.25`).
     pub k8s_version: Option<semver::Version>,
+    /// The index image's Dockerfile, whose OpenShift versions label the community suite
+    /// checks (`index-path=bundle.Dockerfile`).
+    pub index_path: Option<PathBuf>,
     /// A custom category set for the categories suite (from `OPERATOR_BUNDLE_CATEGORIES`);
     /// `None` uses the standard OperatorHub set.
     pub custom_categories: Option<Vec<String>>,
@@ -347,6 +368,7 @@ pub fn validate(bundle: &BundleDir, opts: &Options) -> Report {
                 Suite::GoodPractices => good_practices::validate(&ctx),
                 Suite::DeprecatedApis => deprecated_apis::validate(&ctx, opts.k8s_version.as_ref()),
                 Suite::Object => object::validate(&ctx),
+                Suite::Community => community::validate(&ctx, opts.index_path.as_deref()),
                 Suite::OlmV1 => olmv1::validate(&ctx, olmv1::Olmv1Options::default()),
                 Suite::OlmV1Experimental => olmv1::validate(
                     &ctx,

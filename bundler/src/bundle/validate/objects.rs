@@ -46,6 +46,27 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
             continue;
         }
         if kind != "ClusterServiceVersion" && kind != "CustomResourceDefinition" {
+            // The reference reads a namespace that is not a string as none: OLM then installs
+            // the object into the operator's namespace. Worth a warning, not a failure.
+            if let Some(ns) = m
+                .object
+                .pointer("/metadata/namespace")
+                .filter(|v| !v.is_string() && !v.is_null())
+            {
+                out.push(
+                    Finding::warning(
+                        V,
+                        "object-metadata",
+                        format!(
+                            "metadata.namespace is {}, not a string: OLM reads it as no namespace and installs the object into the operator's",
+                            super::v::type_name(ns)
+                        ),
+                    )
+                    .file(m.file.clone())
+                    .field("metadata.namespace")
+                    .hint("quote the namespace, or leave it out (OLM sets it)"),
+                );
+            }
             out.extend(object_meta(&m.object).into_iter().map(|(field, msg)| {
                 f(
                     "object-metadata",
@@ -81,7 +102,8 @@ pub fn object_meta(obj: &Value) -> Vec<(String, String)> {
             "metadata.name: Required value: name or generateName is required".into(),
         ));
     }
-    for key in ["name", "namespace", "generateName"] {
+    // A non-string namespace is read as none (a warning of the objects suite).
+    for key in ["name", "generateName"] {
         if let Some(v) = meta.get(key)
             && !v.is_string()
             && !v.is_null()

@@ -146,6 +146,15 @@ fn resolve_dir(dir: &Path, image: &str, form: Form) -> Result<Resolved, RenderEr
     })
 }
 
+/// A field of a Go-decoded struct: Go's `encoding/json` matches keys case-insensitively and
+/// the last match wins, so `Schema:` and `Entries:` (as opm's own docs write them) work.
+fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    obj.iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+        .next_back()
+}
+
 /// Reads a template file (YAML or JSON, one document).
 pub fn read_template(path: &Path) -> Result<Value, TemplateError> {
     let docs = crate::yaml::load_documents(path)?;
@@ -162,11 +171,8 @@ pub fn read_template(path: &Path) -> Result<Value, TemplateError> {
 /// The `schema` of a template (`template input missing required 'schema' field` otherwise).
 pub fn template_schema(path: &Path, v: &Value) -> Result<String, TemplateError> {
     v.as_object()
-        .and_then(|o| {
-            o.iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("schema"))
-                .and_then(|(_, v)| v.as_str())
-        })
+        .and_then(|o| field(o, "schema"))
+        .and_then(Value::as_str)
         .map(str::to_string)
         .ok_or_else(|| invalid(path, "template input missing required 'schema' field"))
 }
@@ -195,7 +201,7 @@ impl TemplateKind {
     pub fn detect(path: &Path, tpl: &Value) -> Result<TemplateKind, TemplateError> {
         let schema = tpl
             .as_object()
-            .and_then(|o| o.get("schema"))
+            .and_then(|o| field(o, "schema"))
             .and_then(Value::as_str)
             .unwrap_or("");
         if schema.is_empty() {
@@ -252,7 +258,8 @@ pub fn render_basic(
     }
     let base = path.parent().unwrap_or(Path::new("."));
     let entries = tpl
-        .get("entries")
+        .as_object()
+        .and_then(|o| field(o, "entries"))
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
@@ -946,5 +953,21 @@ mod tests {
         );
         let e = render_basic(p, &tpl, &BundleResolver::default()).unwrap_err();
         assert!(e.to_string().contains("--bundle-dir"), "{e}");
+    }
+
+    /// Go decodes struct fields case-insensitively: opm's semver README writes `Schema:`.
+    #[test]
+    fn template_keys_match_case_insensitively_the_last_one_winning() {
+        let p = Path::new("t.yaml");
+        let tpl = serde_json::json!({"Schema": "olm.template.basic", "ENTRIES": [
+            {"schema": "olm.package", "name": "foo", "defaultChannel": "stable"}]});
+        assert_eq!(TemplateKind::detect(p, &tpl).unwrap(), TemplateKind::Basic);
+        let cfg = render_basic(p, &tpl, &BundleResolver::default()).unwrap();
+        assert_eq!(cfg.packages[0].name, "foo");
+        let twice = serde_json::json!({"schema": "olm.semver", "Schema": "olm.template.basic"});
+        assert_eq!(
+            TemplateKind::detect(p, &twice).unwrap(),
+            TemplateKind::Basic
+        );
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{BundleResolver, SCHEMA_SUBSTITUTES, TemplateError};
+use super::{BundleResolver, SCHEMA_SUBSTITUTES, TemplateError, field};
 use crate::catalog::declcfg::{Bundle, ChannelEntry, DeclarativeConfig};
 use crate::catalog::property::PackageProperty;
 
@@ -26,14 +26,6 @@ fn invalid(path: &Path, message: impl Into<String>) -> TemplateError {
         path: path.display().to_string(),
         message: message.into(),
     }
-}
-
-/// A field of a Go-decoded struct: keys match case-insensitively, the last match wins.
-fn field<'a>(obj: &'a serde_json::Map<String, Value>, name: &str) -> Option<&'a Value> {
-    obj.iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v)
-        .next_back()
 }
 
 /// Renders the template: loads `entries`, checks they form a valid catalog, then applies the
