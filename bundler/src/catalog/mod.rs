@@ -30,6 +30,7 @@ pub mod render;
 pub mod template;
 pub mod upgrade;
 pub mod validate;
+pub mod write_fs;
 
 /// The real catalogs of `../shared/data/catalogs` (beside the checkout, or beside a clone one
 /// level deeper), for tests. Missing, they fail a test under CI (`CI=true`) and skip it, saying

@@ -76,12 +76,11 @@ pub enum FilterError {
         channel: String,
         range: String,
     },
-    #[error("package {package:?} channel {channel:?}: {source}")]
+    #[error("package {package:?} channel {channel:?}: {error}")]
     Upgrade {
         package: String,
         channel: String,
-        #[source]
-        source: super::upgrade::UpgradeError,
+        error: super::upgrade::UpgradeError,
     },
     #[error("package {package:?} does not validate, so it has no upgrade graph to walk:\n{report}")]
     UpgradeGraph {
@@ -161,11 +160,11 @@ fn select(mut cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeCo
             }
             Rule::UpgradeFrom(from) => match graphs.walk(ch, from)? {
                 Ok(names) => names,
-                Err(source) if default => {
+                Err(error) if default => {
                     return Err(FilterError::Upgrade {
                         package: ch.package.clone(),
                         channel: ch.name.clone(),
-                        source,
+                        error,
                     });
                 }
                 Err(_) => {

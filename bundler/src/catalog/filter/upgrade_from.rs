@@ -77,11 +77,11 @@ impl Graphs {
             match upgrade::upgrade_path(model, &ch.package, &from.to_string(), Some(&ch.name)) {
                 Ok((_, steps)) => steps,
                 Err(stuck @ UpgradeError::Stuck { .. }) => return Ok(Err(stuck)),
-                Err(source) => {
+                Err(error) => {
                     return Err(FilterError::Upgrade {
                         package: ch.package.clone(),
                         channel: ch.name.clone(),
-                        source,
+                        error,
                     });
                 }
             };
