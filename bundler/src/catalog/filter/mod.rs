@@ -120,6 +120,10 @@ fn select(mut cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeCo
     }
     if !spec.packages().is_empty() {
         check_names(&cfg, spec)?;
+    }
+    // The upgrade graphs of whole packages, as the catalog has them.
+    let graphs = upgrade_from::Graphs::new(&cfg, spec)?;
+    if !spec.packages().is_empty() {
         keep_selected(&mut cfg, spec);
     }
     let versions = bundle_versions(&cfg)?;
@@ -130,7 +134,6 @@ fn select(mut cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeCo
         .map(|p| (p.name.clone(), p.default_channel.clone()))
         .collect();
     set_default_channels(&mut cfg, spec)?;
-    let graphs = upgrade_from::Graphs::new(&cfg, spec)?;
     let mut kept = Kept::new();
     let mut emptied = Vec::new();
     for (i, ch) in cfg.channels.iter_mut().enumerate() {
