@@ -20,6 +20,17 @@ pub enum Format {
     Yaml,
 }
 
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "json" => Ok(Format::Json),
+            "yaml" => Ok(Format::Yaml),
+            _ => Err(format!("{s:?}: json or yaml")),
+        }
+    }
+}
+
 impl Format {
     pub fn extension(self) -> &'static str {
         match self {

@@ -4,12 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use olm_bundler::catalog::filter::FilterSpec;
 use olm_bundler::catalog::write_fs::Format;
 use olm_bundler::ops::catalog_filter::{self, FilterRequest, Selection};
 
-use super::args::{FbcFormat, FilterArgs, RegistryArgs};
-use super::output::usage;
+use super::args::{FilterArgs, RegistryArgs};
 
 #[derive(Debug, Args)]
 pub struct FilterCmdArgs {
@@ -18,8 +16,9 @@ pub struct FilterCmdArgs {
     /// The directory the filtered catalog is written to, replaced as a whole.
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
-    #[arg(long, value_enum, default_value = "json")]
-    pub output_format: FbcFormat,
+    /// `json` (what opm and oc-mirror write) or `yaml`.
+    #[arg(long, default_value = "json", value_name = "FORMAT")]
+    pub output_format: Format,
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
@@ -27,23 +26,18 @@ pub struct FilterCmdArgs {
 }
 
 pub async fn filter_cmd(a: FilterCmdArgs) -> anyhow::Result<ExitCode> {
-    let selection = match &a.filter.config {
-        Some(file) => Selection::Config(file.clone()),
-        None => match FilterSpec::from_flags(&a.filter.flags()) {
-            Ok(spec) => Selection::Spec(spec),
-            Err(e) => return Ok(usage(e)),
-        },
+    let selection = match Selection::new(a.filter.config.clone(), &a.filter.flags()) {
+        Ok(s) => s,
+        Err(e) => return Ok(super::output::usage(e)),
     };
-    let format = match a.output_format {
-        FbcFormat::Json => Format::Json,
-        FbcFormat::Yaml => Format::Yaml,
-    };
+    let (source, output, format) = (a.source, a.output, a.output_format);
+    let registry = a.registry.options()?;
     let req = FilterRequest {
-        source: a.source,
-        output: a.output,
+        source,
+        output,
         format,
         selection,
-        registry: a.registry.options()?,
+        registry,
     };
     let outcome = catalog_filter::filter_catalog(&req).await?;
     eprint!("{}", outcome.summary(&req.output));

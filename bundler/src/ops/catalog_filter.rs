@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::filter::isc::{ImageSetConfig, IscError};
-use crate::catalog::filter::{self, FilterError, FilterSpec};
+use crate::catalog::filter::{self, FilterError, FilterFlags, FilterSpec, SpecError};
 use crate::catalog::load::{self, LoadErrors};
 use crate::catalog::write_fs::{self, Format, WriteFsError};
 use crate::image::registry::RegistryOptions;
@@ -25,6 +25,16 @@ pub enum Selection {
     Spec(FilterSpec),
     /// An ImageSetConfiguration file.
     Config(PathBuf),
+}
+
+impl Selection {
+    /// An ImageSetConfiguration when one is named, else the flags' selection.
+    pub fn new(config: Option<PathBuf>, flags: &FilterFlags) -> Result<Selection, SpecError> {
+        match config {
+            Some(file) => Ok(Selection::Config(file)),
+            None => FilterSpec::from_flags(flags).map(Selection::Spec),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -80,7 +80,7 @@ pub enum FilterError {
     Upgrade {
         package: String,
         channel: String,
-        error: super::upgrade::UpgradeError,
+        error: Box<super::upgrade::UpgradeError>,
     },
     #[error("package {package:?} does not validate, so it has no upgrade graph to walk:\n{report}")]
     UpgradeGraph {
@@ -167,7 +167,7 @@ fn select(mut cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeCo
                     return Err(FilterError::Upgrade {
                         package: ch.package.clone(),
                         channel: ch.name.clone(),
-                        error,
+                        error: Box::new(error),
                     });
                 }
                 Err(_) => {

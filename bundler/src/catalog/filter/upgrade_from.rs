@@ -81,7 +81,7 @@ impl Graphs {
                     return Err(FilterError::Upgrade {
                         package: ch.package.clone(),
                         channel: ch.name.clone(),
-                        error,
+                        error: Box::new(error),
                     });
                 }
             };
