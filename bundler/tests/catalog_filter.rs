@@ -770,3 +770,34 @@ fn an_image_set_configuration_selects_as_oc_mirror() {
     );
     let _ = std::fs::remove_dir_all(isc.parent().unwrap());
 }
+
+#[test]
+fn a_catalog_image_is_a_source_too() {
+    let Some(data) = shared() else { return };
+    let src = data.join(COMMUNITY);
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
+    // The served binary does not matter here: the filter reads the image's /configs.
+    let (code, _, err) = olm(&[
+        "catalog",
+        "build",
+        src.to_str().unwrap(),
+        "-t",
+        &layout,
+        "--olm-binary",
+        "/bin/sh",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let dir = tmp.path().join("filtered");
+    let (code, _, err) = olm(&[
+        "catalog",
+        "filter",
+        &layout,
+        "-o",
+        dir.to_str().unwrap(),
+        "--package",
+        "kube-green",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(bundles(&read_back(&dir)), names("kube-green", &["0.7.1"]));
+}

@@ -155,7 +155,7 @@ pub async fn filter_catalog(req: &FilterRequest) -> Result<FilterOutcome, Catalo
         Selection::Config(file) => spec_from_config(file, &req.source)?,
     };
     check_output_dir(&req.output)?;
-    let cfg = read_catalog(&req.source, &req.registry).await?;
+    let cfg = read_catalog(&req.source, &req.registry, Some(&spec)).await?;
     let filtered = filter::filter(cfg, &spec).map_err(|error| CatalogFilterError::Filter {
         catalog: req.source.clone(),
         error,
@@ -164,15 +164,26 @@ pub async fn filter_catalog(req: &FilterRequest) -> Result<FilterOutcome, Catalo
 }
 
 /// The catalog `source` names: a directory or file, or an image pulled to a temporary place.
+/// With `spec`, what its filter would drop is dropped as each file is read
+/// ([`filter::prune_unselected`]).
 pub async fn read_catalog(
     source: &str,
     registry: &RegistryOptions,
+    spec: Option<&FilterSpec>,
 ) -> Result<DeclarativeConfig, CatalogFilterError> {
+    let load = |dir: &Path| {
+        let prune = |_: &[u8], cfg: &mut DeclarativeConfig| {
+            if let Some(spec) = spec {
+                filter::prune_unselected(cfg, spec);
+            }
+        };
+        load::load_dir_with(dir, load::Keep::All, prune).map(|(cfg, _)| cfg)
+    };
     if catalog_source::is_image_ref(source) {
         let pulled = catalog_source::pull_catalog(source, registry).await?;
-        return Ok(load::load_dir(&pulled.configs)?);
+        return Ok(load(&pulled.configs)?);
     }
-    Ok(load::load_dir(Path::new(source))?)
+    Ok(load(Path::new(source))?)
 }
 
 /// Writes `cfg` as a catalog directory at `dir`, replacing it in one rename.

@@ -110,6 +110,29 @@ pub fn filter(cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeCo
     Ok(out)
 }
 
+/// Drops from `cfg` (one file of a catalog, as it is read) what [`filter`] would drop anyway:
+/// every blob of a package `spec` does not name, but the package's name, which the filter
+/// lists when a name is wrong. Filtering a few packages of a large catalog then never holds
+/// the rest of it. Nothing is dropped when `spec` names no package.
+pub fn prune_unselected(cfg: &mut DeclarativeConfig, spec: &FilterSpec) {
+    if spec.packages().is_empty() {
+        return;
+    }
+    let named = |p: &str| spec.package(p).is_some();
+    for p in cfg.packages.iter_mut().filter(|p| !named(&p.name)) {
+        *p = declcfg::Package {
+            schema: std::mem::take(&mut p.schema),
+            name: std::mem::take(&mut p.name),
+            ..Default::default()
+        };
+    }
+    cfg.channels.retain(|c| named(&c.package));
+    cfg.bundles.retain(|b| named(&b.package));
+    cfg.deprecations.retain(|d| named(&d.package));
+    cfg.others
+        .retain(|o| o.package.is_empty() || named(&o.package));
+}
+
 /// The bundles kept so far, by package.
 type Kept = HashMap<String, BTreeSet<String>>;
 

@@ -294,3 +294,27 @@ fn channel_ranges_apply_to_their_channel_only() {
     let (channels, _) = shape(&run(false, vec![p]).unwrap());
     assert_eq!(channels, ["p/old: p.v1.1.0", "p/stable: p.v1.2.0 p.v2.0.0"]);
 }
+
+#[test]
+fn pruning_while_reading_changes_nothing_but_memory() {
+    let spec = FilterSpec::new(false, vec![package("q", Select::Heads, &[])]).unwrap();
+    let mut pruned = catalog();
+    prune_unselected(&mut pruned, &spec);
+    assert_eq!(pruned.bundles.len(), 1);
+    assert_eq!(
+        pruned.packages.len(),
+        3,
+        "names stay, for the errors that list them"
+    );
+    assert_eq!(
+        filter(pruned, &spec).unwrap(),
+        filter(catalog(), &spec).unwrap()
+    );
+    let wrong = FilterSpec::new(false, vec![package("nope", Select::Heads, &[])]).unwrap();
+    let mut pruned = catalog();
+    prune_unselected(&mut pruned, &wrong);
+    assert_eq!(
+        filter(pruned, &wrong).unwrap_err().to_string(),
+        "package \"nope\" is not in the catalog (packages: p, q, r)"
+    );
+}
