@@ -85,6 +85,52 @@ fn write_new(path: &Path, bytes: &[u8], private: bool) -> Result<(), WriteError>
     result.map_err(werr(path))
 }
 
+/// Fills a fresh directory beside `dir` with `fill`, then puts it in `dir`'s place with a
+/// rename, so `dir` is either what it was or the whole new tree, never part of it. An old
+/// `dir` is moved aside first and removed last; when `fill` fails nothing changes.
+pub fn replace_dir<T, E: From<WriteError>>(
+    dir: &Path,
+    fill: impl FnOnce(&Path) -> Result<T, E>,
+) -> Result<T, E> {
+    let parent = match dir.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let side = |what: &str| parent.join(format!(".{name}.{what}-{}", std::process::id()));
+    let (tmp, old) = (side("tmp"), side("old"));
+    std::fs::create_dir_all(parent).map_err(werr(parent))?;
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir(&tmp).map_err(werr(&tmp))?;
+    let filled = match fill(&tmp) {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    let swapped = (|| {
+        if dir.exists() {
+            std::fs::rename(dir, &old)?;
+            if let Err(e) = std::fs::rename(&tmp, dir) {
+                let _ = std::fs::rename(&old, dir);
+                return Err(e);
+            }
+            std::fs::remove_dir_all(&old)
+        } else {
+            std::fs::rename(&tmp, dir)
+        }
+    })();
+    if swapped.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    swapped.map_err(werr(dir))?;
+    Ok(filled)
+}
+
 /// A set of files to write under one root, replaced as a whole.
 ///
 /// Generators (bundle, catalog, deploy) build the complete tree in memory first; only when every
@@ -233,6 +279,42 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         let leftovers: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temp files remain");
+    }
+
+    #[test]
+    fn replace_dir_swaps_the_whole_tree_or_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("out");
+        let fill = |files: &'static [&'static str]| {
+            move |tmp: &Path| -> Result<(), WriteError> {
+                for f in files {
+                    std::fs::write(tmp.join(f), f).map_err(werr(tmp))?;
+                }
+                Ok(())
+            }
+        };
+        replace_dir(&dir, fill(&["a", "b"])).unwrap();
+        replace_dir(&dir, fill(&["c"])).unwrap();
+        let names = |d: &Path| {
+            let mut v: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&dir), ["c"]);
+        let failed: Result<(), WriteError> = replace_dir(&dir, |tmp| {
+            std::fs::write(tmp.join("half"), "x").unwrap();
+            Err(werr(tmp)(std::io::Error::other("disk full")))
+        });
+        assert!(failed.is_err());
+        assert_eq!(names(&dir), ["c"]);
+        assert_eq!(
+            names(root.path()),
+            ["out"],
+            "no temporary directory is left"
+        );
     }
 
     #[test]

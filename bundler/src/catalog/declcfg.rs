@@ -441,6 +441,16 @@ impl DeclarativeConfig {
         )
     }
 
+    /// [`write_json`](Self::write_json) or, with `yaml`, [`write_go_yaml`](Self::write_go_yaml),
+    /// then a flush.
+    pub fn write_as(&self, out: &mut dyn std::io::Write, yaml: bool) -> std::io::Result<()> {
+        match yaml {
+            true => self.write_go_yaml(out)?,
+            false => self.write_json(out)?,
+        }
+        out.flush()
+    }
+
     /// The config as `opm render` writes it: JSON indented by four spaces, or YAML.
     pub fn to_text(&self, yaml: bool) -> Result<String, serde_saphyr::SerializeError> {
         if yaml {

@@ -6,6 +6,7 @@
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
 //! - [`crd_upgrades`]: CRD upgrade safety of every upgrade edge a catalog offers.
 //! - [`olmv1`]: which bundles of each package OLM v1 could install.
+//! - [`filter`]: keep what a cluster needs of a catalog (oc-mirror v2's selection).
 
 pub mod add;
 pub mod convert;
@@ -13,6 +14,7 @@ pub mod crd_upgrades;
 pub mod declcfg;
 pub mod diagnostic;
 pub mod fast_hash;
+pub mod filter;
 pub mod gonum;
 pub mod gosort;
 pub mod goyaml;
@@ -31,6 +33,7 @@ pub mod render;
 pub mod template;
 pub mod upgrade;
 pub mod validate;
+pub mod write_fs;
 
 /// The real catalogs of `../shared/data/catalogs` (beside the checkout, or beside a clone one
 /// level deeper), for tests. Missing, they fail a test under CI (`CI=true`) and skip it, saying

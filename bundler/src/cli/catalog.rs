@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use olm_bundler::catalog::render::{self, Form};
-use olm_bundler::catalog::template::{self, BundleResolver};
 use olm_bundler::catalog::{add, graph, load, model, olmv1, upgrade};
 use olm_bundler::ops::catalog_render::{self, CatalogRenderError, RenderRequest};
+use olm_bundler::ops::catalog_template::{self, CatalogTemplateError, TemplateRequest};
 use olm_bundler::ops::catalog_validate::{self, Olmv1};
 
 use super::args::{FbcFormat, RegistryArgs};
@@ -229,40 +229,26 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
     };
     // Streamed to stdout blob by blob: a render of a large catalog never holds its output.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = match a.output {
-        FbcFormat::Json => cfg.write_json(&mut out),
-        FbcFormat::Yaml => cfg.write_go_yaml(&mut out),
-    }
-    .and_then(|()| std::io::Write::flush(&mut out));
+    let written = cfg.write_as(&mut out, a.output == FbcFormat::Yaml);
     super::output::written(written)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
-    let mut resolver = BundleResolver {
-        dirs: template::parse_bundle_dirs(&a.bundle_dirs)?,
-        form: a.form.form(),
-        ..Default::default()
+    let (form, skip_range_from_csv) = (a.form.form(), a.skip_range_from_csv);
+    let (args, bundle_dirs, reuse) = (a.args, a.bundle_dirs, a.reuse);
+    let req = TemplateRequest {
+        args,
+        bundle_dirs,
+        reuse,
+        form,
+        skip_range_from_csv,
     };
-    for r in &a.reuse {
-        resolver.reuse_catalog(r)?;
-    }
-    let (kind, file) = match a.args.as_slice() {
-        [file] => (None, PathBuf::from(file)),
-        [kind, file] => match template::TemplateKind::from_name(kind) {
-            Some(k) => (Some(k), PathBuf::from(file)),
-            None => {
-                return Ok(usage(format!(
-                    "unknown template kind {kind:?} (basic, semver, substitutes; or leave it out to use the template's schema)"
-                )));
-            }
-        },
-        _ => unreachable!("clap takes one or two values"),
+    let cfg = match catalog_template::render(&req) {
+        Ok(cfg) => cfg,
+        Err(CatalogTemplateError::Usage(msg)) => return Ok(usage(msg)),
+        Err(e) => return Err(e.into()),
     };
-    let mut cfg = template::render_file(&file, kind, &resolver)?;
-    if a.skip_range_from_csv {
-        template::skip_ranges_from_csvs(&mut cfg);
-    }
     emit(&a.output.text(&cfg)?, a.out.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -274,11 +260,7 @@ pub fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
             a.dir.display()
         )));
     }
-    let olmv1 = match (a.olmv1, a.olmv1_experimental) {
-        (false, _) => None,
-        (true, false) => Some(Olmv1::Standard),
-        (true, true) => Some(Olmv1::Experimental),
-    };
+    let olmv1 = Olmv1::from_flags(a.olmv1, a.olmv1_experimental);
     let mut v = catalog_validate::validate(&a.dir, a.strict, olmv1)?;
     // The process ends right after printing: skip freeing a possibly huge catalog blob by blob.
     std::mem::forget(v.catalog.take());

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use olm_bundler::ops::deploy_generate::{self, DeployRequest, Deployed};
+use olm_bundler::ops::deploy_generate::{self, DeployRequest};
 
 use super::args::{SpecArgs, V1FilterArgs, V1NameArgs, v1_inputs};
 use super::output::print;
@@ -78,32 +78,8 @@ fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     for n in notes {
         eprintln!("note: {n}");
     }
-    let root = req.output.display();
-    match deployed {
-        Deployed::UpToDate(files) => print(&format!("{root} is up to date ({files} files)\n"))?,
-        Deployed::Stale(lines) => {
-            eprintln!("{root} is stale; re-run the command in {root}/README.md without --check:");
-            for line in lines {
-                eprintln!("  {line}");
-            }
-            return Ok(ExitCode::FAILURE);
-        }
-        Deployed::Written(changes) => {
-            let mut text = String::new();
-            for p in &changes.written {
-                text += &format!("wrote {}\n", req.output.join(p).display());
-            }
-            for p in &changes.removed {
-                text += &format!("removed {}\n", req.output.join(p).display());
-            }
-            let (w, r, u) = (
-                changes.written.len(),
-                changes.removed.len(),
-                changes.unchanged,
-            );
-            text += &format!("{root}: {w} written, {r} removed, {u} unchanged\n");
-            print(&text)?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    let (out, err, failed) = deployed.report(&req.output);
+    eprint!("{err}");
+    print(&out)?;
+    Ok(super::output::exit(failed))
 }

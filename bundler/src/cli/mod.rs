@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 mod args;
 mod bundle;
 mod catalog;
+mod catalog_filter;
 mod catalog_opm;
 mod deploy;
 mod image;
@@ -149,6 +150,11 @@ pub enum CatalogCommand {
         after_help = "Examples:\n  olm catalog upgrade-path catalog/ --package reverse-words-operator --from 0.1.0"
     )]
     UpgradePath(catalog::UpgradePathArgs),
+    /// Keep what a cluster needs of a catalog, as oc-mirror v2 filters it, into a directory.
+    #[command(
+        after_help = "Examples:\n  olm catalog filter quay.io/org/catalog:v1 -o filtered --package my-operator --channel stable --min-version 1.2.0\n  olm catalog filter catalog/ -o filtered --config imageset-config.yaml\n  olm catalog filter catalog/ -o filtered --package my-operator --upgrade-from 1.0.0"
+    )]
+    Filter(catalog_filter::FilterCmdArgs),
     /// Add a released bundle to a package's template and re-render the package.
     #[command(
         after_help = "Examples:\n  olm catalog add catalog/ --bundle bundle/ --image quay.io/org/my-operator-bundle:v0.2.0 --channels candidate,fast"
@@ -198,6 +204,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             CatalogCommand::Graph(a) => catalog::graph_cmd(a),
             CatalogCommand::UpgradePath(a) => catalog::upgrade_cmd(a),
             CatalogCommand::Add(a) => catalog::add_cmd(a),
+            CatalogCommand::Filter(a) => catalog_filter::filter_cmd(a).await,
             CatalogCommand::Build(a) => serve::catalog_build(a).await,
             CatalogCommand::Serve(a) => serve::run(a).await,
             CatalogCommand::CheckUpgrades(a) => Ok(upgrade_check::check_upgrades(a)),

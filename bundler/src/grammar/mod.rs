@@ -3,6 +3,7 @@
 //! the crate, so every layer may use it.
 //!
 //! - [`semver_range`]: blang/semver v4 versions and ranges (`olm.skipRange`, dependencies).
+//! - [`mm_semver`]: Masterminds/semver v3 bounds (oc-mirror's `minVersion`/`maxVersion`).
 //! - [`image_ref`]: image pull specs, as distribution's `ParseNormalizedNamed` reads them.
 //! - [`k8s_names`]: Kubernetes names, labels and qualified names (apimachinery validation).
 //! - [`go_duration`]: Go's `time.ParseDuration`.
@@ -16,6 +17,7 @@ pub mod go_base64;
 pub mod go_duration;
 pub mod image_ref;
 pub mod k8s_names;
+pub mod mm_semver;
 pub mod request_uri;
 pub mod semver_range;
 pub mod www_authenticate;

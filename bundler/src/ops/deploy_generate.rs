@@ -49,6 +49,46 @@ pub enum Deployed {
     Written(TreeChanges),
 }
 
+impl Deployed {
+    /// What to print for a tree at `root`: the lines for stdout, those for stderr, and whether
+    /// the command failed (a `--check` that found differences).
+    pub fn report(&self, root: &Path) -> (String, String, bool) {
+        let shown = root.display();
+        match self {
+            Deployed::UpToDate(files) => (
+                format!("{shown} is up to date ({files} files)\n"),
+                String::new(),
+                false,
+            ),
+            Deployed::Stale(lines) => {
+                let mut err = format!(
+                    "{shown} is stale; re-run the command in {shown}/README.md without --check:\n"
+                );
+                for line in lines {
+                    err += &format!("  {line}\n");
+                }
+                (String::new(), err, true)
+            }
+            Deployed::Written(changes) => {
+                let mut text = String::new();
+                for p in &changes.written {
+                    text += &format!("wrote {}\n", root.join(p).display());
+                }
+                for p in &changes.removed {
+                    text += &format!("removed {}\n", root.join(p).display());
+                }
+                let (w, r, u) = (
+                    changes.written.len(),
+                    changes.removed.len(),
+                    changes.unchanged,
+                );
+                text += &format!("{shown}: {w} written, {r} removed, {u} unchanged\n");
+                (text, String::new(), false)
+            }
+        }
+    }
+}
+
 /// A generated tree and the notes about it (kinds the installer RBAC cannot pin by name).
 pub fn generate(req: &DeployRequest) -> Result<(Deployed, Vec<String>), DeployGenerateError> {
     let spec = req.spec.to_spec(&req.catalog_image)?;

@@ -5,8 +5,10 @@
 pub mod bundle_generate;
 pub mod bundle_source;
 pub mod bundle_validate;
+pub mod catalog_filter;
 pub mod catalog_render;
 pub mod catalog_source;
+pub mod catalog_template;
 pub mod catalog_validate;
 pub mod deploy_generate;
 pub mod image_output;
