@@ -6,6 +6,7 @@
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
 //! - [`crd_upgrades`]: CRD upgrade safety of every upgrade edge a catalog offers.
 //! - [`olmv1`]: which bundles of each package OLM v1 could install.
+//! - [`sqlite`]: legacy sqlite index databases, rendered as opm renders them.
 
 pub mod add;
 pub mod convert;
@@ -25,6 +26,7 @@ pub mod olmv1;
 pub mod opm_json;
 pub mod property;
 pub mod render;
+pub mod sqlite;
 pub mod template;
 pub mod upgrade;
 pub mod validate;

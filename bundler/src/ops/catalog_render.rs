@@ -7,6 +7,7 @@ use thiserror::Error;
 
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::render::{self, Form, MigrateLevel, RenderError};
+use crate::catalog::sqlite::{self, SqliteError};
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_source;
 use crate::serve::image::CONFIGS_LABEL;
@@ -18,6 +19,8 @@ pub enum CatalogRenderError {
     Usage(String),
     #[error(transparent)]
     Render(#[from] RenderError),
+    #[error(transparent)]
+    Sqlite(#[from] SqliteError),
     #[error(transparent)]
     Pull(#[from] crate::ops::catalog_source::CatalogSourceError),
     #[error("{reference}: rendering its catalog at {configs}")]
@@ -82,6 +85,8 @@ pub async fn render(req: &RenderRequest) -> Result<DeclarativeConfig, CatalogRen
         } else if req.bundle_objects && is_bundle_dir(p) {
             cfg.bundles
                 .push(render::render_bundle_dir(p, "", Form::BundleObjects)?);
+        } else if sqlite::is_sqlite_file(p) {
+            cfg.merge(sqlite::render_file(p)?);
         } else {
             cfg.merge(render::render_ref(r)?);
         }
@@ -100,6 +105,10 @@ async fn render_image(
 ) -> Result<DeclarativeConfig, CatalogRenderError> {
     // Kept until rendered: the image is unpacked in it.
     let image = catalog_source::pull(reference, registry).await?;
+    // opm looks for an index database first.
+    if let Some(db) = image.database_file(reference) {
+        return Ok(sqlite::render_file(&db?)?);
+    }
     if let Some(root) = image.configs_dir(reference) {
         let root = root?;
         return render::render_ref(&root.to_string_lossy()).map_err(|source| {

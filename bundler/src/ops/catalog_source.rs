@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::catalog::sqlite::DATABASE_LABEL;
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, TransferError};
 use crate::serve::image::{CACHE_DIR, CONFIGS_LABEL};
@@ -25,6 +26,10 @@ pub enum CatalogSourceError {
     NotACatalog(String),
     #[error("{reference}: its configs label points at {configs}, which the image does not contain")]
     NoConfigs { reference: String, configs: String },
+    #[error(
+        "{reference}: its {DATABASE_LABEL} label names {database}, which the image does not contain"
+    )]
+    NoDatabase { reference: String, database: String },
 }
 
 /// A catalog image pulled and unpacked into a temporary directory (removed on drop).
@@ -61,6 +66,24 @@ impl PulledImage {
             false => Err(CatalogSourceError::NoConfigs {
                 reference: reference.to_string(),
                 configs: configs.display().to_string(),
+            }),
+        })
+    }
+
+    /// The index database a legacy index image's database label names: `None` without the
+    /// label, an error when the image does not contain it.
+    pub fn database_file(&self, reference: &str) -> Option<Result<PathBuf, CatalogSourceError>> {
+        let label = self.pulled.config.config.labels.get(DATABASE_LABEL)?;
+        let db = self.pulled.rootfs.join(label.trim_start_matches('/'));
+        // A label is input: it may not lead out of the unpacked image.
+        let inside = !Path::new(label)
+            .components()
+            .any(|c| c == std::path::Component::ParentDir);
+        Some(match inside && db.is_file() {
+            true => Ok(db),
+            false => Err(CatalogSourceError::NoDatabase {
+                reference: reference.to_string(),
+                database: label.clone(),
             }),
         })
     }
