@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use kube::Client;
 use olm_bundler::catalog::declcfg::DeclarativeConfig;
+use olm_bundler::catalog::render;
 use olm_bundler::deploy::bundle_catalog::CatalogBuild;
 use olm_bundler::deploy::flow::FlowOptions;
 use olm_bundler::deploy::objects::{Approval, CatalogAddress, InstallMode, parse_go_duration};
@@ -291,6 +292,25 @@ pub enum OutputFormat {
     Text,
     /// `{"passed":bool,"outputs":[{"type","message",...}]}`
     Json,
+}
+
+/// opm's `--migrate-level`: the last migration to run on what was rendered.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum MigrateLevel {
+    /// Keep every manifest as an `olm.bundle.object` property.
+    None,
+    /// One `olm.csv.metadata` property instead of the manifests.
+    #[value(name = "bundle-object-to-csv-metadata")]
+    CsvMetadata,
+}
+
+impl MigrateLevel {
+    pub fn level(self) -> render::MigrateLevel {
+        match self {
+            MigrateLevel::None => render::MigrateLevel::None,
+            MigrateLevel::CsvMetadata => render::MigrateLevel::BundleObjectToCsvMetadata,
+        }
+    }
 }
 
 /// How a file-based catalog is written.

@@ -5,23 +5,15 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use olm_bundler::catalog::render::{self, Form};
+use olm_bundler::catalog::render::Form;
 use olm_bundler::catalog::template::{self, BundleResolver};
-use olm_bundler::catalog::{add, graph, load, model, olmv1, upgrade};
+use olm_bundler::catalog::{add, graph, load, olmv1, upgrade};
 use olm_bundler::ops::catalog_render::{self, CatalogRenderError, RenderRequest};
+use olm_bundler::ops::catalog_source;
 use olm_bundler::ops::catalog_validate::{self, Olmv1};
 
-use super::args::{FbcFormat, RegistryArgs};
-use super::output::{emit, exit, print, show, usage};
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum MigrateLevel {
-    /// Keep every manifest as an `olm.bundle.object` property.
-    None,
-    /// One `olm.csv.metadata` property instead of the manifests.
-    #[value(name = "bundle-object-to-csv-metadata")]
-    CsvMetadata,
-}
+use super::args::{FbcFormat, MigrateLevel, RegistryArgs};
+use super::output::{emit, exit, json_text, model_error, print, show, usage};
 
 /// How bundles are written; the default is the compact `olm.csv.metadata` form.
 #[derive(Debug, Args)]
@@ -68,15 +60,6 @@ pub struct RenderArgs {
     /// writes those as `olm.csv.metadata`).
     #[arg(long, conflicts_with = "migrate_level")]
     pub bundle_objects: bool,
-}
-
-impl MigrateLevel {
-    fn level(self) -> render::MigrateLevel {
-        match self {
-            MigrateLevel::None => render::MigrateLevel::None,
-            MigrateLevel::CsvMetadata => render::MigrateLevel::BundleObjectToCsvMetadata,
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +204,7 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         bundle_objects: a.bundle_objects,
         migrate: a.migrate_level.level(),
         registry: a.registry.options()?,
+        catalogs_only: false,
     };
     let cfg = match catalog_render::render(&req).await {
         Ok(cfg) => cfg,
@@ -229,12 +213,8 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
     };
     // Streamed to stdout blob by blob: a render of a large catalog never holds its output.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = match a.output {
-        FbcFormat::Json => cfg.write_json(&mut out),
-        FbcFormat::Yaml => cfg.write_go_yaml(&mut out),
-    }
-    .and_then(|()| std::io::Write::flush(&mut out));
-    super::output::written(written)?;
+    let written = cfg.write_opm(&mut out, a.output == FbcFormat::Yaml);
+    super::output::written(written.and_then(|()| std::io::Write::flush(&mut out)))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -247,17 +227,9 @@ pub fn template_cmd(a: TemplateArgs) -> anyhow::Result<ExitCode> {
     for r in &a.reuse {
         resolver.reuse_catalog(r)?;
     }
-    let (kind, file) = match a.args.as_slice() {
-        [file] => (None, PathBuf::from(file)),
-        [kind, file] => match template::TemplateKind::from_name(kind) {
-            Some(k) => (Some(k), PathBuf::from(file)),
-            None => {
-                return Ok(usage(format!(
-                    "unknown template kind {kind:?} (basic, semver, substitutes; or leave it out to use the template's schema)"
-                )));
-            }
-        },
-        _ => unreachable!("clap takes one or two values"),
+    let (kind, file) = match template::TemplateKind::from_args(&a.args) {
+        Ok(kind_and_file) => kind_and_file,
+        Err(msg) => return Ok(usage(msg)),
     };
     let mut cfg = template::render_file(&file, kind, &resolver)?;
     if a.skip_range_from_csv {
@@ -274,11 +246,7 @@ pub fn validate_cmd(a: ValidateArgs) -> anyhow::Result<ExitCode> {
             a.dir.display()
         )));
     }
-    let olmv1 = match (a.olmv1, a.olmv1_experimental) {
-        (false, _) => None,
-        (true, false) => Some(Olmv1::Standard),
-        (true, true) => Some(Olmv1::Experimental),
-    };
+    let olmv1 = Olmv1::from_flags(a.olmv1, a.olmv1_experimental);
     let mut v = catalog_validate::validate(&a.dir, a.strict, olmv1)?;
     // The process ends right after printing: skip freeing a possibly huge catalog blob by blob.
     std::mem::forget(v.catalog.take());
@@ -316,25 +284,13 @@ pub fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn upgrade_cmd(a: UpgradePathArgs) -> anyhow::Result<ExitCode> {
-    let cfg = load::load_dir_keeping(&a.dir, load::Keep::Structure)?;
-    let m = match model::Model::from_declcfg(&cfg) {
-        Ok((m, _)) => m,
-        Err(report) => {
-            eprint!("{}", report.to_text());
-            anyhow::bail!(
-                "{}: the catalog does not validate; fix it first",
-                a.dir.display()
-            );
-        }
-    };
+    let m = catalog_source::load_local_model(&a.dir, load::Keep::Structure).map_err(model_error)?;
     let (channel, steps) = upgrade::upgrade_path(&m, &a.package, &a.from, a.channel.as_deref())?;
-    match a.output {
-        ReportFormat::Text => print(&upgrade::path_text(&a.from, &channel, &steps))?,
-        ReportFormat::Json => {
-            let v = upgrade::path_json(&a.package, &channel, &steps);
-            print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
-        }
-    }
+    let text = match a.output {
+        ReportFormat::Text => upgrade::path_text(&a.from, &channel, &steps),
+        ReportFormat::Json => json_text(&upgrade::path_json(&a.package, &channel, &steps)),
+    };
+    print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -175,6 +175,8 @@ pub enum CatalogCommand {
     /// alpha list`).
     #[command(subcommand)]
     List(catalog_opm::ListCommand),
+    /// An sqlite index (file or image) or a catalog as a catalog directory (like `opm migrate`).
+    Migrate(catalog_opm::MigrateArgs),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -199,6 +201,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             CatalogCommand::Init(a) => catalog_opm::init_cmd(a),
             CatalogCommand::ConvertTemplate(a) => catalog_opm::convert_cmd(a),
             CatalogCommand::List(c) => catalog_opm::list_cmd(c).await,
+            CatalogCommand::Migrate(a) => catalog_opm::migrate_cmd(a).await,
         },
         Command::Deploy(c) => deploy::run(c).await,
         Command::Install(a) => install::install(*a).await,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::catalog::load::Keep;
 use crate::catalog::sqlite::DATABASE_LABEL;
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, TransferError};
@@ -145,19 +146,31 @@ pub async fn load_model(
     arg: &str,
     opts: &RegistryOptions,
 ) -> Result<crate::catalog::model::Model, CatalogModelError> {
-    // A pulled image lives in a temporary directory for as long as this holds it.
-    let pulled;
-    let dir: &Path = if is_image_ref(arg) {
-        pulled = pull_catalog(arg, opts).await?;
-        &pulled.configs
-    } else {
-        Path::new(arg)
-    };
-    let cfg = crate::catalog::load::load_dir(dir)?;
+    if !is_image_ref(arg) {
+        return load_local_model(Path::new(arg), Keep::All);
+    }
+    // The pulled image lives in a temporary directory until the model is built.
+    let pulled = pull_catalog(arg, opts).await?;
+    load_local_model(&pulled.configs, Keep::All).map_err(|e| match e {
+        CatalogModelError::Invalid { report, .. } => CatalogModelError::Invalid {
+            catalog: arg.to_string(),
+            report,
+        },
+        e => e,
+    })
+}
+
+/// The validated model of a catalog directory or file, keeping what `keep` says of the
+/// blobs.
+pub fn load_local_model(
+    dir: &Path,
+    keep: Keep,
+) -> Result<crate::catalog::model::Model, CatalogModelError> {
+    let cfg = crate::catalog::load::load_dir_keeping(dir, keep)?;
     match crate::catalog::model::Model::from_declcfg(&cfg) {
         Ok((m, _)) => Ok(m),
         Err(report) => Err(CatalogModelError::Invalid {
-            catalog: arg.to_string(),
+            catalog: dir.display().to_string(),
             report: Box::new(report),
         }),
     }

@@ -16,6 +16,17 @@ pub enum Olmv1 {
     Experimental,
 }
 
+impl Olmv1 {
+    /// The feature set `--olmv1` and `--olmv1-experimental` ask for (`None`: no OLM v1 report).
+    pub fn from_flags(olmv1: bool, experimental: bool) -> Option<Olmv1> {
+        match (olmv1, experimental) {
+            (false, _) => None,
+            (true, false) => Some(Olmv1::Standard),
+            (true, true) => Some(Olmv1::Experimental),
+        }
+    }
+}
+
 /// What validation found.
 #[derive(Debug)]
 pub struct Validated {
