@@ -39,7 +39,7 @@ const INDEX_TABLES: [&str; 6] = [
 
 #[derive(Debug, thiserror::Error)]
 pub enum SqliteError {
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read it")]
     Read {
         path: String,
         #[source]
@@ -47,21 +47,27 @@ pub enum SqliteError {
     },
     #[error("{path}: not an sqlite database (it does not start with SQLite's file header)")]
     NotSqlite { path: String },
+    #[error("{path}: has the header of an sqlite database but cannot be read as one")]
+    Corrupt {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
     #[error(
         "{path}: an sqlite database but not an operator index: it has no {table} table (opm's index databases have package, channel, channel_entry, operatorbundle, related_image and schema_migrations)"
     )]
     NotAnIndex { path: String, table: &'static str },
     #[error(
-        "{path}: index schema version {version} is older than 5, the oldest this reader migrates (opm since 2020 writes 5 or later); convert it once with opm"
+        "{path}: index schema version {version} is older than 5, the oldest olm reads (opm has written 5 or later since 2020)"
     )]
     TooOld { path: String, version: i64 },
-    #[error("{path}: cannot make a temporary copy to migrate: {source}")]
+    #[error("{path}: cannot make a temporary copy to migrate")]
     TempCopy {
         path: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {context}: {source}")]
+    #[error("{path}: {context}")]
     Sql {
         path: String,
         context: String,
@@ -140,9 +146,12 @@ impl Index {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(sql("cannot open"))?;
         let tables = table_names(&conn).map_err(|source| match source.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::NotADatabase) => SqliteError::NotSqlite {
-                path: label.to_string(),
-            },
+            Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+                SqliteError::Corrupt {
+                    path: label.to_string(),
+                    source,
+                }
+            }
             _ => sql("cannot read its tables")(source),
         })?;
         if let Some(table) = INDEX_TABLES
