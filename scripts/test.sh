@@ -3,7 +3,8 @@
 #
 # Installs what the tests need when it is missing (Debian packages: the distribution registry,
 # skopeo as an independent OCI client, htpasswd for bcrypt entries, openssl for test CAs,
-# rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client),
+# rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client,
+# mold as a linker without the hot-text script's INSERT BEFORE),
 # then:
 # formatting, clippy, the generated-artifact checks (bundle/, catalog/, deploy/ are up to date),
 # and `cargo test` for the whole workspace. Cluster tests run only when E2E_KUBECONFIG is set.
@@ -17,6 +18,8 @@ command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v rsvg-convert >/dev/null 2>&1 || need+=(librsvg2-bin)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# A linker that refuses bundler/link/hot-text.ld (tests/hot_text.rs builds with it).
+command -v mold >/dev/null 2>&1 || command -v ld.gold >/dev/null 2>&1 || need+=(mold)
 if [ ${#need[@]} -gt 0 ]; then
   echo "==> installing test tools: ${need[*]}"
   sudo=""

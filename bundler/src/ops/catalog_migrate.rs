@@ -23,7 +23,7 @@ pub enum CatalogMigrateError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Render(#[from] CatalogRenderError),
+    Render(Box<CatalogRenderError>),
     #[error("invalid package name {0:?}: must be a single local path element")]
     PackageName(String),
     #[error(transparent)]
@@ -55,7 +55,8 @@ pub async fn migrate(req: &MigrateRequest) -> Result<Vec<PathBuf>, CatalogMigrat
         registry: req.registry.clone(),
         catalogs_only: true,
     })
-    .await?;
+    .await
+    .map_err(|e| CatalogMigrateError::Render(Box::new(e)))?;
     let ext = if req.yaml { "yaml" } else { "json" };
     let mut files = Vec::new();
     for (package, part) in cfg.into_packages() {
