@@ -7,7 +7,8 @@
 //! `ListBundles` also asks for each bundle's provided and required APIs, but those come from
 //! the same `properties` and `dependencies` rows its own join reads, so they add nothing.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
@@ -70,8 +71,9 @@ struct PackageRow {
     channels: Vec<String>,
 }
 
-/// One bundle in one channel, as the model holds it.
-#[derive(Clone)]
+/// One bundle in one channel, as the model holds it. A bundle in several channels shares its
+/// properties and related images (they come from the same rows), so its manifests are parsed
+/// and held once.
 struct ModelBundle {
     name: String,
     package: String,
@@ -79,9 +81,16 @@ struct ModelBundle {
     replaces: String,
     skips: Vec<String>,
     skip_range: String,
-    properties: Vec<Property>,
-    related_images: Vec<RelatedImage>,
+    properties: Shared<Property>,
+    related_images: Shared<RelatedImage>,
 }
+
+/// A list several channels' bundles share.
+type Shared<T> = Rc<Vec<T>>;
+/// A bundle row's identity: name, version, bundle path.
+type BundleId = (String, String, String);
+/// A bundle's manifests, and the CSV among them.
+type Manifests = Rc<(Vec<String>, String)>;
 
 /// The rendered config of the index `conn` reads.
 pub(super) fn to_declcfg(conn: &Connection) -> Result<DeclarativeConfig, ConvertError> {
@@ -126,7 +135,8 @@ pub(super) fn to_declcfg(conn: &Connection) -> Result<DeclarativeConfig, Convert
             icon: package_icon(conn, &p.name, &p.default_channel)?,
             ..Default::default()
         });
-        let mut bundles: BTreeMap<&str, Bundle> = BTreeMap::new();
+        // Per bundle name: the blob, and the property lists of its channels (each list once).
+        let mut bundles: BTreeMap<&str, (Bundle, Vec<&Shared<Property>>)> = BTreeMap::new();
         for (name, members) in channels {
             let mut entries: Vec<ChannelEntry> = members
                 .values()
@@ -146,19 +156,25 @@ pub(super) fn to_declcfg(conn: &Connection) -> Result<DeclarativeConfig, Convert
                 ..Default::default()
             });
             for b in members.values() {
-                let out = bundles.entry(&b.name).or_insert_with(|| Bundle {
-                    schema: SCHEMA_BUNDLE.into(),
-                    name: b.name.clone(),
-                    package: b.package.clone(),
-                    image: b.image.clone(),
-                    related_images: b.related_images.clone(),
-                    ..Default::default()
+                let (_, lists) = bundles.entry(&b.name).or_insert_with(|| {
+                    let blob = Bundle {
+                        schema: SCHEMA_BUNDLE.into(),
+                        name: b.name.clone(),
+                        package: b.package.clone(),
+                        image: b.image.clone(),
+                        related_images: b.related_images.to_vec(),
+                        ..Default::default()
+                    };
+                    (blob, Vec::new())
                 });
-                out.properties.extend(b.properties.iter().cloned());
+                if !lists.iter().any(|l| Rc::ptr_eq(l, &b.properties)) {
+                    lists.push(&b.properties);
+                }
             }
         }
-        for (_, mut b) in bundles {
-            b.properties = sorted_unique(std::mem::take(&mut b.properties));
+        for (_, (mut b, lists)) in bundles {
+            let all = lists.into_iter().flat_map(|l| l.iter().cloned()).collect();
+            b.properties = sorted_unique(all);
             cfg.bundles.push(b);
         }
     }
@@ -275,8 +291,8 @@ struct ApiBundle {
     skip_range: String,
     replaces: String,
     skips: Vec<String>,
-    objects: Vec<String>,
-    csv_json: String,
+    /// The manifests and the CSV among them, parsed once per bundle.
+    manifests: Manifests,
     dependencies: Vec<(String, String)>,
     properties: Vec<(String, String)>,
 }
@@ -289,6 +305,8 @@ fn list_bundles(conn: &Connection) -> Result<Vec<(String, ModelBundle)>, Convert
     // Keyed by name, version, path and channel, in first-seen order.
     let mut order: Vec<(String, String, String, String)> = Vec::new();
     let mut bundles: BTreeMap<(String, String, String, String), ApiBundle> = BTreeMap::new();
+    // The manifests of each bundle (name, version, path), whatever the channel.
+    let mut manifests: HashMap<BundleId, Manifests> = HashMap::new();
     while let Some(r) = rows.next().map_err(sql(context))? {
         let col = |i: usize| -> Result<Option<String>, ConvertError> {
             text(r.get_ref(i).map_err(sql(context))?)
@@ -306,11 +324,20 @@ fn list_bundles(conn: &Connection) -> Result<Vec<(String, ModelBundle)>, Convert
             b.properties.extend(prop);
             continue;
         }
-        let (objects, csv_json) = match col(0)? {
-            Some(s) if !s.is_empty() => split_bundle(&s).map_err(|m| {
-                ConvertError::Invalid(format!("list bundles: bundle {:?}: {m}", key.0))
-            })?,
-            _ => (Vec::new(), String::new()),
+        let bundle_key = (key.0.clone(), key.1.clone(), key.2.clone());
+        let parsed = match manifests.get(&bundle_key) {
+            Some(m) => Rc::clone(m),
+            None => {
+                let m = match col(0)? {
+                    Some(s) if !s.is_empty() => split_bundle(&s).map_err(|m| {
+                        ConvertError::Invalid(format!("list bundles: bundle {:?}: {m}", key.0))
+                    })?,
+                    _ => (Vec::new(), String::new()),
+                };
+                let m = Rc::new(m);
+                manifests.insert(bundle_key, Rc::clone(&m));
+                m
+            }
         };
         let b = ApiBundle {
             name: key.0.clone(),
@@ -323,20 +350,45 @@ fn list_bundles(conn: &Connection) -> Result<Vec<(String, ModelBundle)>, Convert
             skips: col(6)?
                 .map(|s| s.split(',').map(str::to_string).collect())
                 .unwrap_or_default(),
-            objects,
-            csv_json,
+            manifests: parsed,
             dependencies: dep.into_iter().collect(),
             properties: prop.into_iter().collect(),
         };
         order.push(key.clone());
         bundles.insert(key, b);
     }
+    drop(manifests);
     let mut out = Vec::with_capacity(order.len());
+    // A bundle's properties come from the same rows in every channel: converted once.
+    let mut converted: HashMap<BundleId, (Shared<Property>, Shared<RelatedImage>)> = HashMap::new();
     for key in order {
         let mut b = bundles.remove(&key).expect("every key was inserted");
-        dedup_pairs(&mut b.dependencies);
-        dedup_pairs(&mut b.properties);
-        out.push((b.channel.clone(), to_model_bundle(b)?));
+        let (properties, related_images) = match converted.get(&(key.0, key.1, key.2)) {
+            Some((p, r)) => (Rc::clone(p), Rc::clone(r)),
+            None => {
+                dedup_pairs(&mut b.dependencies);
+                dedup_pairs(&mut b.properties);
+                let (p, r) = bundle_properties(&b)?;
+                let (p, r) = (Rc::new(p), Rc::new(r));
+                let bundle_key = (b.name.clone(), b.version.clone(), b.image.clone());
+                converted.insert(bundle_key, (Rc::clone(&p), Rc::clone(&r)));
+                (p, r)
+            }
+        };
+        let channel = std::mem::take(&mut b.channel);
+        out.push((
+            channel,
+            ModelBundle {
+                name: b.name,
+                package: b.package,
+                image: b.image,
+                replaces: b.replaces,
+                skips: b.skips,
+                skip_range: b.skip_range,
+                properties,
+                related_images,
+            },
+        ));
     }
     Ok(out)
 }
@@ -396,7 +448,7 @@ fn parse_gvk(value: &str) -> Result<(String, String, String), serde_json::Error>
 /// `olm.gvk`), `olm.gvk` and `olm.package` dependencies as `olm.gvk.required` and
 /// `olm.package.required` (other dependency types are not carried over), an `olm.package`
 /// made when none is stored, and every manifest as an `olm.bundle.object`.
-fn to_model_bundle(b: ApiBundle) -> Result<ModelBundle, ConvertError> {
+fn bundle_properties(b: &ApiBundle) -> Result<(Vec<Property>, Vec<RelatedImage>), ConvertError> {
     let invalid = |m: String| ConvertError::Invalid(format!("bundle {:?}: {m}", b.name));
     let mut out: Vec<Property> = Vec::new();
     let mut provided = BTreeSet::new();
@@ -439,26 +491,18 @@ fn to_model_bundle(b: ApiBundle) -> Result<ModelBundle, ConvertError> {
             .iter()
             .map(|(g, v, k)| Property::gvk_required(g, v, k)),
     );
+    let (objects, csv_json) = &*b.manifests;
     out.extend(
-        b.objects
+        objects
             .iter()
             .map(|o| Property::bundle_object(go_base64::encode(o.as_bytes()))),
     );
-    let related_images = csv_related_images(&b.csv_json).map_err(|e| {
+    let related_images = csv_related_images(csv_json).map_err(|e| {
         invalid(format!(
             "get related images: unmarshal csv: spec.relatedImages: {e}"
         ))
     })?;
-    Ok(ModelBundle {
-        name: b.name,
-        package: b.package,
-        image: b.image,
-        replaces: b.replaces,
-        skips: b.skips,
-        skip_range: b.skip_range,
-        properties: out,
-        related_images,
-    })
+    Ok((out, related_images))
 }
 
 /// `spec.relatedImages` of a CSV, in its order.
