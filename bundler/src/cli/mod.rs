@@ -175,7 +175,7 @@ pub enum CatalogCommand {
     /// alpha list`).
     #[command(subcommand)]
     List(catalog_opm::ListCommand),
-    /// An sqlite index (file or image) or a catalog as a catalog directory (like `opm migrate`).
+    /// Write a legacy sqlite index or a catalog as a catalog directory (like `opm migrate`).
     Migrate(catalog_opm::MigrateArgs),
 }
 
