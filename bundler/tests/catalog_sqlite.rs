@@ -260,6 +260,27 @@ fn an_index_image_renders_as_its_database() {
         ["etcd", "prometheus", "strimzi-kafka-operator"]
     );
 
+    // A database that is no index: named by the image and its path there.
+    let other = scratch.path().join("other.db");
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    conn.execute_batch("CREATE TABLE notes (body TEXT);")
+        .unwrap();
+    drop(conn);
+    let not_index = scratch.path().join("not-index");
+    let other = std::fs::read(&other).unwrap();
+    index_image(
+        &other,
+        "database/index.db",
+        "/database/index.db",
+        &not_index,
+    );
+    let reference = format!("oci:{}:v1", not_index.display());
+    let (code, _, stderr) = olm_in(&root, &["catalog", "render", &reference]);
+    assert_eq!(code, 1);
+    let named =
+        format!("{reference} /database/index.db: an sqlite database but not an operator index");
+    assert!(stderr.contains(&named), "{stderr}");
+
     // A label naming a file the image does not hold.
     let broken = scratch.path().join("broken");
     index_image(&db, "database/index.db", "/database/other.db", &broken);

@@ -116,8 +116,12 @@ async fn render_image(
     // Kept until rendered: the image is unpacked in it.
     let image = catalog_source::pull(reference, registry).await?;
     // opm looks for an index database first.
-    if let Some(db) = image.database_file(reference) {
-        return Ok(sqlite::render_file(&db?)?);
+    if let Some(found) = image.database_file(reference) {
+        let (db, path) = found?;
+        return Ok(sqlite::render_file_named(
+            &db,
+            &format!("{reference} {path}"),
+        )?);
     }
     if let Some(root) = image.configs_dir(reference) {
         let root = root?;

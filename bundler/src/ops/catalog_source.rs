@@ -71,9 +71,12 @@ impl PulledImage {
         })
     }
 
-    /// The index database a legacy index image's database label names: `None` without the
-    /// label, an error when the image does not contain it.
-    pub fn database_file(&self, reference: &str) -> Option<Result<PathBuf, CatalogSourceError>> {
+    /// The index database a legacy index image's database label names, and the label: `None`
+    /// without the label, an error when the image does not contain it.
+    pub fn database_file(
+        &self,
+        reference: &str,
+    ) -> Option<Result<(PathBuf, &str), CatalogSourceError>> {
         let label = self.pulled.config.config.labels.get(DATABASE_LABEL)?;
         let db = self.pulled.rootfs.join(label.trim_start_matches('/'));
         // A label is input: it may not lead out of the unpacked image.
@@ -81,7 +84,7 @@ impl PulledImage {
             .components()
             .any(|c| c == std::path::Component::ParentDir);
         Some(match inside && db.is_file() {
-            true => Ok(db),
+            true => Ok((db, label.as_str())),
             false => Err(CatalogSourceError::NoDatabase {
                 reference: reference.to_string(),
                 database: label.clone(),

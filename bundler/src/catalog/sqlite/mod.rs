@@ -98,7 +98,13 @@ pub fn is_sqlite_file(path: &Path) -> bool {
 /// channel's head), channels, and bundles with the properties, manifests and related images
 /// the database holds. The file is not modified.
 pub fn render_file(path: &Path) -> Result<DeclarativeConfig, SqliteError> {
-    let label = path.display().to_string();
+    render_file_named(path, &path.display().to_string())
+}
+
+/// [`render_file`] for a database that errors call `label` (a file unpacked from an image
+/// is named by the image and its path there).
+pub fn render_file_named(path: &Path, label: &str) -> Result<DeclarativeConfig, SqliteError> {
+    let label = label.to_string();
     if !is_sqlite_file(path) {
         if let Err(source) = std::fs::File::open(path) {
             return Err(SqliteError::Read {
