@@ -170,8 +170,7 @@ pub async fn migrate_cmd(a: MigrateArgs) -> anyhow::Result<ExitCode> {
         migrate: a.migrate_level.level(),
         registry: a.registry.options()?,
     };
-    for file in catalog_migrate::migrate(&req).await? {
-        eprintln!("wrote {}", file.display());
-    }
+    let written = catalog_migrate::migrate(&req).await?.len();
+    eprintln!("wrote {written} files in {}", req.output_dir.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -176,6 +176,7 @@ pub enum CatalogCommand {
     #[command(subcommand)]
     List(catalog_opm::ListCommand),
     /// Write a legacy sqlite index or a catalog as a catalog directory (like `opm migrate`).
+    #[command(after_help = "Examples:\n  olm catalog migrate index.db catalog/ -o yaml")]
     Migrate(catalog_opm::MigrateArgs),
 }
 
