@@ -1,4 +1,8 @@
-//! Compiles the gRPC definitions with protox (pure Rust), so building needs no `protoc`.
+//! Compiles the gRPC definitions with protox (pure Rust), so building needs no `protoc`; links
+//! `olm` with its hot code grouped where the build allows it.
+
+#[path = "link/hot_text.rs"]
+mod hot_text;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     hot_text();
@@ -22,14 +26,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Links `olm` with the code its everyday commands run grouped together (see
-/// link/hot-text.ld): on Linux, where GNU ld and lld both take a script that only inserts a
-/// section into their default layout.
+/// link/hot-text.ld) where that applies: see link/hot_text.rs.
 fn hot_text() {
-    let script = "link/hot-text.ld";
-    println!("cargo:rerun-if-changed={script}");
-    if std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os != "linux") {
-        return;
-    }
+    println!("cargo:rerun-if-changed=link/hot_text.rs");
     let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    println!("cargo:rustc-link-arg-bin=olm=-Wl,-T,{dir}/{script}");
+    hot_text::configure(&std::path::Path::new(&dir).join("link/hot-text.ld"), "olm");
 }

@@ -37,10 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 
 /// Cases `olm` decides differently on purpose, with the reason.
-const ALLOWED: &[(&str, &str)] = &[(
-    "render/operator-registry/pkg/lib/indexer/testdata/bundles.db",
-    "sqlite: lands with the sqlite branch",
-)];
+const ALLOWED: &[(&str, &str)] = &[];
 
 fn peer_fixtures() -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -256,6 +256,32 @@ impl DeclarativeConfig {
         self.others.extend(other.others);
     }
 
+    /// The blobs grouped by the package they belong to (`""`: blobs of no package), each
+    /// group in its original order: how opm's `WriteFS` splits a catalog into one file per
+    /// package.
+    pub fn into_packages(self) -> std::collections::BTreeMap<String, DeclarativeConfig> {
+        let mut out: std::collections::BTreeMap<String, DeclarativeConfig> = Default::default();
+        for p in self.packages {
+            out.entry(p.name.clone()).or_default().packages.push(p);
+        }
+        for c in self.channels {
+            out.entry(c.package.clone()).or_default().channels.push(c);
+        }
+        for b in self.bundles {
+            out.entry(b.package.clone()).or_default().bundles.push(b);
+        }
+        for d in self.deprecations {
+            out.entry(d.package.clone())
+                .or_default()
+                .deprecations
+                .push(d);
+        }
+        for o in self.others {
+            out.entry(o.package.clone()).or_default().others.push(o);
+        }
+        out
+    }
+
     pub fn is_empty(&self) -> bool {
         self.packages.is_empty()
             && self.channels.is_empty()
@@ -582,6 +608,12 @@ pub fn sort_keys(v: Value) -> Value {
 /// `WriteFS`).
 pub fn package_file(root: &Path, package: &str, ext: &str) -> PathBuf {
     root.join(package).join(format!("catalog.{ext}"))
+}
+
+/// Whether a package name can be a directory of its own under a catalog root: one plain path
+/// element (a pulled catalog is input; its names must not lead elsewhere).
+pub fn is_plain_package_name(name: &str) -> bool {
+    !name.is_empty() && !matches!(name, "." | "..") && !name.contains(['/', '\\'])
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! - [`crd_upgrades`]: CRD upgrade safety of every upgrade edge a catalog offers.
 //! - [`olmv1`]: which bundles of each package OLM v1 could install.
 //! - [`filter`]: keep what a cluster needs of a catalog (oc-mirror v2's selection).
+//! - [`sqlite`]: legacy sqlite index databases, rendered as opm renders them.
 
 pub mod add;
 pub mod convert;
@@ -30,6 +31,7 @@ pub mod opm_bundle;
 pub mod opm_json;
 pub mod property;
 pub mod render;
+pub mod sqlite;
 pub mod template;
 pub mod upgrade;
 pub mod validate;

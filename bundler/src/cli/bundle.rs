@@ -13,7 +13,7 @@ use olm_bundler::ops::bundle_validate::{self, ValidateRequest};
 use olm_bundler::reproducible::source_date_epoch;
 
 use super::args::{OutputArgs, OutputFormat, RegistryArgs};
-use super::output::{exit, failure, print, show, usage};
+use super::output::{exit, failure, json_text, print, show, usage};
 use olm_bundler::ops::progress::Spinner;
 
 /// `olm bundle generate`. Every setting can also come from `--config <file>` (YAML with the
@@ -220,10 +220,7 @@ pub async fn validate(args: ValidateArgs) -> ExitCode {
     };
     drop(pulling);
     let text = match args.output {
-        OutputFormat::Json => match serde_json::to_string_pretty(&report.to_json(args.strict)) {
-            Ok(s) => s + "\n",
-            Err(e) => return usage(e),
-        },
+        OutputFormat::Json => json_text(&report.to_json(args.strict)),
         OutputFormat::Text => report.to_text(Path::new(&args.bundle), args.strict),
     };
     show(&text, !report.passed(args.strict))

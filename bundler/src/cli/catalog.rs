@@ -5,23 +5,16 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use olm_bundler::catalog::render::{self, Form};
-use olm_bundler::catalog::{add, graph, load, model, olmv1, upgrade};
+use olm_bundler::catalog::render::Form;
+use olm_bundler::catalog::{add, graph, load, olmv1, upgrade};
 use olm_bundler::ops::catalog_render::{self, CatalogRenderError, RenderRequest};
+use olm_bundler::ops::catalog_source;
 use olm_bundler::ops::catalog_template::{self, CatalogTemplateError, TemplateRequest};
 use olm_bundler::ops::catalog_validate::{self, Olmv1};
 
-use super::args::{FbcFormat, RegistryArgs};
-use super::output::{emit, exit, print, show, usage};
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum MigrateLevel {
-    /// Keep every manifest as an `olm.bundle.object` property.
-    None,
-    /// One `olm.csv.metadata` property instead of the manifests.
-    #[value(name = "bundle-object-to-csv-metadata")]
-    CsvMetadata,
-}
+use super::args::RegistryArgs;
+use super::catalog_args::{FbcFormat, MigrateLevel};
+use super::output::{emit, exit, json_text, model_error, print, show, usage};
 
 /// How bundles are written; the default is the compact `olm.csv.metadata` form.
 #[derive(Debug, Args)]
@@ -68,15 +61,6 @@ pub struct RenderArgs {
     /// that pass it).
     #[arg(long, conflicts_with = "migrate_level")]
     pub bundle_objects: bool,
-}
-
-impl MigrateLevel {
-    fn level(self) -> render::MigrateLevel {
-        match self {
-            MigrateLevel::None => render::MigrateLevel::None,
-            MigrateLevel::CsvMetadata => render::MigrateLevel::BundleObjectToCsvMetadata,
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +205,7 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         bundle_objects: a.bundle_objects,
         migrate: a.migrate_level.level(),
         registry: a.registry.options()?,
+        catalogs_only: false,
     };
     let cfg = match catalog_render::render(&req).await {
         Ok(cfg) => cfg,
@@ -298,25 +283,13 @@ pub fn graph_cmd(a: GraphArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn upgrade_cmd(a: UpgradePathArgs) -> anyhow::Result<ExitCode> {
-    let cfg = load::load_dir_keeping(&a.dir, load::Keep::Structure)?;
-    let m = match model::Model::from_declcfg(&cfg) {
-        Ok((m, _)) => m,
-        Err(report) => {
-            eprint!("{}", report.to_text());
-            anyhow::bail!(
-                "{}: the catalog does not validate; fix it first",
-                a.dir.display()
-            );
-        }
-    };
+    let m = catalog_source::load_local_model(&a.dir, load::Keep::Structure).map_err(model_error)?;
     let (channel, steps) = upgrade::upgrade_path(&m, &a.package, &a.from, a.channel.as_deref())?;
-    match a.output {
-        ReportFormat::Text => print(&upgrade::path_text(&a.from, &channel, &steps))?,
-        ReportFormat::Json => {
-            let v = upgrade::path_json(&a.package, &channel, &steps);
-            print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
-        }
-    }
+    let text = match a.output {
+        ReportFormat::Text => upgrade::path_text(&a.from, &channel, &steps),
+        ReportFormat::Json => json_text(&upgrade::path_json(&a.package, &channel, &steps)),
+    };
+    print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,7 +7,8 @@ use clap::Args;
 use olm_bundler::catalog::write_fs::Format;
 use olm_bundler::ops::catalog_filter::{self, FilterRequest, Selection};
 
-use super::args::{FilterArgs, RegistryArgs};
+use super::args::RegistryArgs;
+use super::catalog_args::FilterArgs;
 
 #[derive(Debug, Args)]
 pub struct FilterCmdArgs {

@@ -1,18 +1,20 @@
-//! The opm commands people reach for beside render/validate/serve: `init`, `convert-template`
-//! and `list` (opm `init`, `alpha convert-template`, `alpha list`). Options in, one library
-//! call, print.
+//! The opm commands people reach for beside render/validate/serve: `init`, `convert-template`,
+//! `list` and `migrate` (opm `init`, `alpha convert-template`, `alpha list`, `migrate`).
+//! Options in, one library call, print.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use olm_bundler::ops::catalog_source::{self, CatalogModelError};
+use olm_bundler::ops::catalog_migrate::{self, MigrateRequest};
+use olm_bundler::ops::catalog_source;
 
 use olm_bundler::catalog::list::{self, Listing};
 use olm_bundler::catalog::{convert, init};
 
-use super::args::FbcFormat;
-use super::output::emit;
+use super::args::RegistryArgs;
+use super::catalog_args::{FbcFormat, MigrateLevel};
+use super::output::{emit, model_error};
 
 /// `olm catalog init <package> --default-channel C [--icon F] [--description F]`.
 #[derive(Debug, Args)]
@@ -126,7 +128,7 @@ pub struct ListArgs {
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: ListFormat,
     #[command(flatten)]
-    pub registry: super::args::RegistryArgs,
+    pub registry: RegistryArgs,
 }
 
 pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
@@ -140,16 +142,36 @@ pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
             "`list packages` takes no package name",
         ));
     }
-    let m = match catalog_source::load_model(&a.catalog, &a.registry.options()?).await {
-        Ok(m) => m,
-        Err(CatalogModelError::Invalid { report, .. }) => {
-            eprint!("{}", report.to_text());
-            anyhow::bail!("{}: the catalog does not validate", a.catalog);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let as_json = a.output == ListFormat::Json;
-    let text = list::render(&m, what, a.package.as_deref(), as_json)?;
+    let loaded = catalog_source::load_model(&a.catalog, &a.registry.options()?).await;
+    let m = loaded.map_err(model_error)?;
+    let text = list::render(&m, what, a.package.as_deref(), a.output == ListFormat::Json)?;
     emit(&text, None)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// An sqlite index database or index image, or a catalog directory or image.
+    pub index: String,
+    /// Where `<package>/catalog.json` (or `.yaml`) go; it must be empty or not exist.
+    pub output_dir: PathBuf,
+    #[arg(short, long, value_enum, default_value = "json")]
+    pub output: FbcFormat,
+    #[arg(long, value_enum, default_value = "none")]
+    pub migrate_level: MigrateLevel,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+pub async fn migrate_cmd(a: MigrateArgs) -> anyhow::Result<ExitCode> {
+    let req = MigrateRequest {
+        index: a.index,
+        output_dir: a.output_dir,
+        yaml: a.output == FbcFormat::Yaml,
+        migrate: a.migrate_level.level(),
+        registry: a.registry.options()?,
+    };
+    let written = catalog_migrate::migrate(&req).await?.len();
+    eprintln!("wrote {written} files in {}", req.output_dir.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 mod args;
 mod bundle;
 mod catalog;
+mod catalog_args;
 mod catalog_filter;
 mod catalog_opm;
 mod deploy;
@@ -185,6 +186,9 @@ pub enum CatalogCommand {
     /// alpha list`).
     #[command(subcommand)]
     List(catalog_opm::ListCommand),
+    /// Write a legacy sqlite index or a catalog as a catalog directory (like `opm migrate`).
+    #[command(after_help = "Examples:\n  olm catalog migrate index.db catalog/ -o yaml")]
+    Migrate(catalog_opm::MigrateArgs),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -211,6 +215,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             CatalogCommand::Init(a) => catalog_opm::init_cmd(a),
             CatalogCommand::ConvertTemplate(a) => catalog_opm::convert_cmd(a),
             CatalogCommand::List(c) => catalog_opm::list_cmd(c).await,
+            CatalogCommand::Migrate(a) => catalog_opm::migrate_cmd(a).await,
         },
         Command::Deploy(c) => deploy::run(c).await,
         Command::Install(a) => install::install(*a).await,

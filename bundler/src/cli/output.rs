@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use olm_bundler::ops::catalog_source::CatalogModelError;
 
 /// Writes `text` to stdout; `olm ... | head` closing the pipe is not an error.
 pub fn print(text: &str) -> anyhow::Result<()> {
@@ -32,6 +33,11 @@ pub fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
         }
         None => print(text),
     }
+}
+
+/// `value` as indented JSON and a newline, as JSON reports print.
+pub fn json_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
 }
 
 /// Prints an error with its causes, one per line.
@@ -66,4 +72,13 @@ pub fn show(text: &str, failed: bool) -> ExitCode {
 /// Exit code 1 when `failed`.
 pub fn exit(failed: bool) -> ExitCode {
     ExitCode::from(u8::from(failed))
+}
+
+/// The error of a catalog that could not be had; one that does not validate prints its
+/// report first.
+pub fn model_error(e: CatalogModelError) -> anyhow::Error {
+    if let CatalogModelError::Invalid { report, .. } = &e {
+        eprint!("{}", report.to_text());
+    }
+    e.into()
 }

@@ -72,16 +72,8 @@ pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     // `--debug` raises the process's log level (see `Cli::verbosity`).
     let termination_log = ops::termination_log(a.termination_log.as_deref());
     let result = serve(a).await;
-    if let Err(e) = &result
-        && let Some(path) = termination_log
-    {
-        let mut text = e.to_string();
-        for cause in e.chain().skip(1) {
-            text.push_str(&format!("\n  caused by: {cause}"));
-        }
-        if let Err(we) = std::fs::write(&path, text) {
-            tracing::warn!(path = %path.display(), error = %we, "cannot write termination log");
-        }
+    if let (Err(e), Some(path)) = (&result, termination_log) {
+        ops::write_termination_log(&path, e.as_ref());
     }
     // Usage mistakes exit 1 here, as `opm serve` exits: scripts and pods written for opm
     // read that code.

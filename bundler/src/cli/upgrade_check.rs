@@ -10,7 +10,7 @@ use olm_bundler::ops::bundle_source;
 use olm_bundler::ops::upgrade_check::{self, UpgradeCheckError};
 
 use super::args::{OutputFormat, RegistryArgs};
-use super::output::{failure, show, usage};
+use super::output::{failure, json_text, show, usage};
 use olm_bundler::ops::progress::Spinner;
 
 /// `olm bundle check-upgrade OLD NEW`.
@@ -70,9 +70,7 @@ pub async fn check_upgrade(a: CheckUpgradeArgs) -> ExitCode {
     };
     drop(pulling);
     let text = match a.output {
-        OutputFormat::Json => {
-            serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n"
-        }
+        OutputFormat::Json => json_text(&report.to_json()),
         OutputFormat::Text => report.to_text(""),
     };
     show(&text, !report.passed())
@@ -84,9 +82,7 @@ pub fn check_upgrades(a: CheckUpgradesArgs) -> ExitCode {
         Err(e) => return not_checked(e),
     };
     let text = match a.output {
-        OutputFormat::Json => {
-            serde_json::to_string_pretty(&report.to_json(a.strict)).unwrap_or_default() + "\n"
-        }
+        OutputFormat::Json => json_text(&report.to_json(a.strict)),
         OutputFormat::Text => report.to_text(),
     };
     show(&text, !report.passed_strict(a.strict))

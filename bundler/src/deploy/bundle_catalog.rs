@@ -587,61 +587,16 @@ pub struct Published {
 /// not a plain file name (a pulled catalog is input) goes to `<dir>/catalog.json` as well, so
 /// nothing is written outside `dir`.
 pub fn write_catalog_dir(cfg: &DeclarativeConfig, dir: &Path) -> Result<()> {
-    let mut by_package: BTreeMap<String, DeclarativeConfig> = BTreeMap::new();
-    let known: std::collections::BTreeSet<&str> = cfg
-        .packages
-        .iter()
-        .map(|p| p.name.as_str())
-        .filter(|n| !n.is_empty() && !matches!(*n, "." | "..") && !n.contains(['/', '\\']))
-        .collect();
-    let key = |p: &str| {
-        if known.contains(p) {
-            p.to_string()
-        } else {
-            String::new()
-        }
-    };
-    for p in &cfg.packages {
-        by_package
-            .entry(key(&p.name))
-            .or_default()
-            .packages
-            .push(p.clone());
-    }
-    for c in &cfg.channels {
-        by_package
-            .entry(key(&c.package))
-            .or_default()
-            .channels
-            .push(c.clone());
-    }
-    for b in &cfg.bundles {
-        by_package
-            .entry(key(&b.package))
-            .or_default()
-            .bundles
-            .push(b.clone());
-    }
-    for d in &cfg.deprecations {
-        by_package
-            .entry(key(&d.package))
-            .or_default()
-            .deprecations
-            .push(d.clone());
-    }
-    for o in &cfg.others {
-        by_package
-            .entry(key(&o.package))
-            .or_default()
-            .others
-            .push(o.clone());
-    }
-    for (package, part) in by_package {
-        let path = if package.is_empty() {
-            dir.join("catalog.json")
-        } else {
+    let mut files: BTreeMap<PathBuf, DeclarativeConfig> = BTreeMap::new();
+    for (package, part) in cfg.clone().into_packages() {
+        let path = if declcfg::is_plain_package_name(&package) {
             declcfg::package_file(dir, &package, "json")
+        } else {
+            dir.join("catalog.json")
         };
+        files.entry(path).or_default().merge(part);
+    }
+    for (path, part) in files {
         crate::atomic_write::write_atomic(&path, part.to_json().as_bytes())?;
     }
     Ok(())

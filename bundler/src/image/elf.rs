@@ -240,10 +240,12 @@ pub fn parse(data: &[u8], path: &Path) -> Result<ElfInfo, ElfError> {
 
 fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
     let mut ident = [0u8; 6];
-    let n = data.read_at(0, &mut ident).map_err(|source| ElfError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let n = data
+        .read_at(0, &mut ident)
+        .map_err(|source| ElfError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
     if data.size() < 52 || n < 6 || &ident[..4] != b"\x7fELF" {
         return Err(ElfError::NotElf {
             path: path.to_path_buf(),

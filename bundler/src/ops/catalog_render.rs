@@ -7,6 +7,7 @@ use thiserror::Error;
 
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::render::{self, Form, MigrateLevel, RenderError};
+use crate::catalog::sqlite::{self, SqliteError};
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_source;
 use crate::serve::image::CONFIGS_LABEL;
@@ -18,6 +19,8 @@ pub enum CatalogRenderError {
     Usage(String),
     #[error(transparent)]
     Render(#[from] RenderError),
+    #[error(transparent)]
+    Sqlite(#[from] SqliteError),
     #[error(transparent)]
     Pull(#[from] crate::ops::catalog_source::CatalogSourceError),
     #[error("{reference}: rendering its catalog at {configs}")]
@@ -31,6 +34,10 @@ pub enum CatalogRenderError {
         "{0}: neither a catalog image (no {CONFIGS_LABEL} label) nor a bundle image (no manifests/ and metadata/)"
     )]
     NotAnOlmImage(String),
+    #[error(
+        "{0}: a bundle, not a catalog (an sqlite index file or image, or a catalog directory or image)"
+    )]
+    NotACatalog(String),
 }
 
 /// What to render and how.
@@ -45,6 +52,8 @@ pub struct RenderRequest {
     pub bundle_objects: bool,
     pub migrate: MigrateLevel,
     pub registry: RegistryOptions,
+    /// Refuse bundles, directories and images (opm's `migrate` takes catalogs only).
+    pub catalogs_only: bool,
 }
 
 impl RenderRequest {
@@ -73,6 +82,9 @@ pub async fn render(req: &RenderRequest) -> Result<DeclarativeConfig, CatalogRen
     let mut cfg = DeclarativeConfig::default();
     for r in &req.refs {
         let p = Path::new(r);
+        if req.catalogs_only && is_bundle_dir(p) {
+            return Err(CatalogRenderError::NotACatalog(r.clone()));
+        }
         if let Some(image) = &req.image {
             if !is_bundle_dir(p) {
                 let msg = format!("{r}: --image applies to a bundle directory");
@@ -81,7 +93,10 @@ pub async fn render(req: &RenderRequest) -> Result<DeclarativeConfig, CatalogRen
             let form = req.bundle_form(image);
             cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
         } else if catalog_source::is_image_ref(r) {
-            cfg.merge(render_image(r, req.bundle_form(r), &req.registry).await?);
+            let form = (!req.catalogs_only).then(|| req.bundle_form(r));
+            cfg.merge(render_image(r, form, &req.registry).await?);
+        } else if sqlite::is_sqlite_file(p) {
+            cfg.merge(sqlite::render_file(p)?);
         } else {
             cfg.merge(render::render_ref(r)?);
         }
@@ -92,14 +107,22 @@ pub async fn render(req: &RenderRequest) -> Result<DeclarativeConfig, CatalogRen
 
 /// Pulls a bundle or catalog image and renders it: a catalog image's FBC lives where its
 /// configs label points; a bundle image is rendered with its reference recorded as the
-/// bundle's `image`, as opm does.
+/// bundle's `image`, as opm does, in `form` (`None`: bundles refused).
 async fn render_image(
     reference: &str,
-    form: Form,
+    form: Option<Form>,
     registry: &RegistryOptions,
 ) -> Result<DeclarativeConfig, CatalogRenderError> {
     // Kept until rendered: the image is unpacked in it.
     let image = catalog_source::pull(reference, registry).await?;
+    // opm looks for an index database first.
+    if let Some(found) = image.database_file(reference) {
+        let (db, path) = found?;
+        return Ok(sqlite::render_file_named(
+            &db,
+            &format!("{reference} {path}"),
+        )?);
+    }
     if let Some(root) = image.configs_dir(reference) {
         let root = root?;
         return render::render_ref(&root.to_string_lossy()).map_err(|source| {
@@ -118,6 +141,9 @@ async fn render_image(
     }
     let pulled = &image.pulled;
     if is_bundle_dir(&pulled.rootfs) {
+        let Some(form) = form else {
+            return Err(CatalogRenderError::NotACatalog(reference.to_string()));
+        };
         let mut cfg = DeclarativeConfig::default();
         cfg.bundles
             .push(render::render_bundle_dir(&pulled.rootfs, reference, form)?);

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::catalog::load::Keep;
+use crate::catalog::sqlite::DATABASE_LABEL;
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, TransferError};
 use crate::serve::image::{CACHE_DIR, CONFIGS_LABEL};
@@ -25,6 +27,10 @@ pub enum CatalogSourceError {
     NotACatalog(String),
     #[error("{reference}: its configs label points at {configs}, which the image does not contain")]
     NoConfigs { reference: String, configs: String },
+    #[error(
+        "{reference}: its {DATABASE_LABEL} label names {database}, which the image does not contain"
+    )]
+    NoDatabase { reference: String, database: String },
 }
 
 /// A catalog image pulled and unpacked into a temporary directory (removed on drop).
@@ -61,6 +67,27 @@ impl PulledImage {
             false => Err(CatalogSourceError::NoConfigs {
                 reference: reference.to_string(),
                 configs: configs.display().to_string(),
+            }),
+        })
+    }
+
+    /// The index database a legacy index image's database label names, and the label: `None`
+    /// without the label, an error when the image does not contain it.
+    pub fn database_file(
+        &self,
+        reference: &str,
+    ) -> Option<Result<(PathBuf, &str), CatalogSourceError>> {
+        let label = self.pulled.config.config.labels.get(DATABASE_LABEL)?;
+        let db = self.pulled.rootfs.join(label.trim_start_matches('/'));
+        // A label is input: it may not lead out of the unpacked image.
+        let inside = !Path::new(label)
+            .components()
+            .any(|c| c == std::path::Component::ParentDir);
+        Some(match inside && db.is_file() {
+            true => Ok((db, label.as_str())),
+            false => Err(CatalogSourceError::NoDatabase {
+                reference: reference.to_string(),
+                database: label.clone(),
             }),
         })
     }
@@ -122,19 +149,31 @@ pub async fn load_model(
     arg: &str,
     opts: &RegistryOptions,
 ) -> Result<crate::catalog::model::Model, CatalogModelError> {
-    // A pulled image lives in a temporary directory for as long as this holds it.
-    let pulled;
-    let dir: &Path = if is_image_ref(arg) {
-        pulled = pull_catalog(arg, opts).await?;
-        &pulled.configs
-    } else {
-        Path::new(arg)
-    };
-    let cfg = crate::catalog::load::load_dir(dir)?;
+    if !is_image_ref(arg) {
+        return load_local_model(Path::new(arg), Keep::All);
+    }
+    // The pulled image lives in a temporary directory until the model is built.
+    let pulled = pull_catalog(arg, opts).await?;
+    load_local_model(&pulled.configs, Keep::All).map_err(|e| match e {
+        CatalogModelError::Invalid { report, .. } => CatalogModelError::Invalid {
+            catalog: arg.to_string(),
+            report,
+        },
+        e => e,
+    })
+}
+
+/// The validated model of a catalog directory or file, keeping what `keep` says of the
+/// blobs.
+pub fn load_local_model(
+    dir: &Path,
+    keep: Keep,
+) -> Result<crate::catalog::model::Model, CatalogModelError> {
+    let cfg = crate::catalog::load::load_dir_keeping(dir, keep)?;
     match crate::catalog::model::Model::from_declcfg(&cfg) {
         Ok((m, _)) => Ok(m),
         Err(report) => Err(CatalogModelError::Invalid {
-            catalog: arg.to_string(),
+            catalog: dir.display().to_string(),
             report: Box::new(report),
         }),
     }

@@ -6,6 +6,7 @@ pub mod bundle_generate;
 pub mod bundle_source;
 pub mod bundle_validate;
 pub mod catalog_filter;
+pub mod catalog_migrate;
 pub mod catalog_render;
 pub mod catalog_source;
 pub mod catalog_template;

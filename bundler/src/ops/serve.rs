@@ -440,6 +440,20 @@ async fn build_cache(
     }
 }
 
+/// Writes a fatal error and its causes, one per line, where the kubelet reads it; a failure
+/// to write is only logged (the error itself is reported anyway).
+pub fn write_termination_log(path: &Path, err: &(dyn std::error::Error + 'static)) {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        text.push_str(&format!("\n  caused by: {c}"));
+        cause = c.source();
+    }
+    if let Err(we) = std::fs::write(path, text) {
+        tracing::warn!(path = %path.display(), error = %we, "cannot write termination log");
+    }
+}
+
 /// Where a fatal start-up error is written for the kubelet: `flag` when given, else the
 /// kubelet's `/dev/termination-log` when it exists (opm's default).
 pub fn termination_log(flag: Option<&Path>) -> Option<PathBuf> {

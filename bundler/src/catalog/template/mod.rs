@@ -197,6 +197,20 @@ impl TemplateKind {
         }
     }
 
+    /// `[KIND] FILE` as the command line gives them: the kind when one is named, and the file.
+    pub fn from_args(args: &[String]) -> Result<(Option<TemplateKind>, PathBuf), String> {
+        match args {
+            [file] => Ok((None, PathBuf::from(file))),
+            [kind, file] => match TemplateKind::from_name(kind) {
+                Some(k) => Ok((Some(k), PathBuf::from(file))),
+                None => Err(format!(
+                    "unknown template kind {kind:?} (basic, semver, substitutes; or leave it out to use the template's schema)"
+                )),
+            },
+            _ => Err("expected [KIND] FILE".into()),
+        }
+    }
+
     /// The kind a template's `schema` names (opm's auto-detection).
     pub fn detect(path: &Path, tpl: &Value) -> Result<TemplateKind, TemplateError> {
         let schema = tpl
