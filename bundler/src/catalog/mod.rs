@@ -6,6 +6,8 @@
 //! - [`model`]: the validated graph (packages -> channels -> bundles) a catalog server serves.
 //! - [`crd_upgrades`]: CRD upgrade safety of every upgrade edge a catalog offers.
 //! - [`olmv1`]: which bundles of each package OLM v1 could install.
+//! - [`render`]: what `opm render` makes of bundles and catalogs; [`spill`] puts a streamed
+//!   render's blobs in opm's order through a temporary file.
 
 pub mod add;
 pub mod convert;
@@ -25,6 +27,7 @@ pub mod olmv1;
 pub mod opm_json;
 pub mod property;
 pub mod render;
+pub mod spill;
 pub mod template;
 pub mod upgrade;
 pub mod validate;

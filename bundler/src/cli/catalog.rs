@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use olm_bundler::catalog::declcfg::TextFormat;
 use olm_bundler::catalog::render::{self, Form};
 use olm_bundler::catalog::template::{self, BundleResolver};
 use olm_bundler::catalog::{add, graph, load, model, olmv1, upgrade};
@@ -222,18 +223,20 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         migrate: a.migrate_level.level(),
         registry: a.registry.options()?,
     };
-    let cfg = match catalog_render::render(&req).await {
-        Ok(cfg) => cfg,
+    let format = match a.output {
+        FbcFormat::Json => TextFormat::Json,
+        FbcFormat::Yaml => TextFormat::GoYaml,
+    };
+    let spill = match catalog_render::render(&req, format).await {
+        Ok(spill) => spill,
         Err(CatalogRenderError::Usage(msg)) => return Ok(usage(msg)),
         Err(e) => return Err(e.into()),
     };
-    // Streamed to stdout blob by blob: a render of a large catalog never holds its output.
+    // Written only once every input has been read: nothing reaches stdout on an error.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = match a.output {
-        FbcFormat::Json => cfg.write_json(&mut out),
-        FbcFormat::Yaml => cfg.write_go_yaml(&mut out),
-    }
-    .and_then(|()| std::io::Write::flush(&mut out));
+    let written = spill
+        .write_to(&mut out)
+        .and_then(|()| std::io::Write::flush(&mut out));
     super::output::written(written)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,12 +1,14 @@
 //! `olm catalog render`: bundle directories, catalog directories and files, bundle and catalog
-//! images, rendered to one declarative config as `opm render` does.
+//! images, rendered to one declarative config as `opm render` does, streamed: each blob is
+//! written out as it is read (see [`crate::catalog::spill`]).
 
 use std::path::Path;
 
 use thiserror::Error;
 
-use crate::catalog::declcfg::DeclarativeConfig;
+use crate::catalog::declcfg::TextFormat;
 use crate::catalog::render::{self, Form, MigrateLevel, RenderError};
+use crate::catalog::spill::Spill;
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_source;
 use crate::serve::image::CONFIGS_LABEL;
@@ -61,14 +63,18 @@ fn is_bundle_dir(p: &Path) -> bool {
     p.join("manifests").is_dir() && p.join("metadata").is_dir()
 }
 
-/// Renders every reference of `req` into one config, migrated as asked.
-pub async fn render(req: &RenderRequest) -> Result<DeclarativeConfig, CatalogRenderError> {
+/// Renders every reference of `req` as `opm render` writes it in `format`, migrated as asked:
+/// each blob is written to the returned spill as soon as it is read, and
+/// [`Spill::write_to`] writes them out in opm's order. Memory holds each blob's place, not
+/// the catalog.
+pub async fn render(req: &RenderRequest, format: TextFormat) -> Result<Spill, CatalogRenderError> {
     if req.image.is_some() && req.refs.len() != 1 {
         let msg = "--image applies to a single bundle directory";
         return Err(CatalogRenderError::Usage(msg.into()));
     }
-    let mut cfg = DeclarativeConfig::default();
-    for r in &req.refs {
+    let spill = Spill::new(format).map_err(RenderError::Spill)?;
+    let level = req.migrate;
+    for (input, r) in (0u32..).zip(&req.refs) {
         let p = Path::new(r);
         if let Some(image) = &req.image {
             if !is_bundle_dir(p) {
@@ -76,33 +82,36 @@ pub async fn render(req: &RenderRequest) -> Result<DeclarativeConfig, CatalogRen
                 return Err(CatalogRenderError::Usage(msg));
             }
             let form = req.bundle_form(image);
-            cfg.bundles.push(render::render_bundle_dir(p, image, form)?);
+            let b = render::render_bundle_dir(p, image, form)?;
+            render::spill_bundle(b, &spill, input, level)?;
         } else if catalog_source::is_image_ref(r) {
-            cfg.merge(render_image(r, req.bundle_form(r), &req.registry).await?);
+            render_image(r, req.bundle_form(r), &req.registry, &spill, input, level).await?;
         } else if req.bundle_objects && is_bundle_dir(p) {
-            cfg.bundles
-                .push(render::render_bundle_dir(p, "", Form::BundleObjects)?);
+            let b = render::render_bundle_dir(p, "", Form::BundleObjects)?;
+            render::spill_bundle(b, &spill, input, level)?;
         } else {
-            cfg.merge(render::render_ref(r)?);
+            render::spill_ref(r, &spill, input, level)?;
         }
     }
-    render::migrate(&mut cfg, req.migrate);
-    Ok(cfg)
+    Ok(spill)
 }
 
-/// Pulls a bundle or catalog image and renders it: a catalog image's FBC lives where its
-/// configs label points; a bundle image is rendered with its reference recorded as the
-/// bundle's `image`, as opm does.
+/// Pulls a bundle or catalog image and renders it into `spill`: a catalog image's FBC lives
+/// where its configs label points; a bundle image is rendered with its reference recorded as
+/// the bundle's `image`, as opm does.
 async fn render_image(
     reference: &str,
     form: Form,
     registry: &RegistryOptions,
-) -> Result<DeclarativeConfig, CatalogRenderError> {
+    spill: &Spill,
+    input: u32,
+    level: MigrateLevel,
+) -> Result<(), CatalogRenderError> {
     // Kept until rendered: the image is unpacked in it.
     let image = catalog_source::pull(reference, registry).await?;
     if let Some(root) = image.configs_dir(reference) {
         let root = root?;
-        return render::render_ref(&root.to_string_lossy()).map_err(|source| {
+        return render::spill_catalog(&root, spill, input, level).map_err(|source| {
             CatalogRenderError::CatalogImage {
                 reference: reference.to_string(),
                 // Where it is in the image, not in the temporary directory.
@@ -118,10 +127,9 @@ async fn render_image(
     }
     let pulled = &image.pulled;
     if is_bundle_dir(&pulled.rootfs) {
-        let mut cfg = DeclarativeConfig::default();
-        cfg.bundles
-            .push(render::render_bundle_dir(&pulled.rootfs, reference, form)?);
-        return Ok(cfg);
+        let b = render::render_bundle_dir(&pulled.rootfs, reference, form)?;
+        render::spill_bundle(b, spill, input, level)?;
+        return Ok(());
     }
     Err(CatalogRenderError::NotAnOlmImage(reference.to_string()))
 }
