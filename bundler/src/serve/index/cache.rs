@@ -15,7 +15,7 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 
 use super::build::{self as store, Written};
-use super::catalogd_content::{self, ContentWriter};
+use super::catalogd_content::{self, ContentWriter, LineSpill};
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::load;
 use crate::catalog::model::Model;
@@ -71,15 +71,39 @@ pub fn digest(root: &Path) -> Result<String, CacheError> {
 
 fn digest_files(root: &Path, files: &[PathBuf]) -> Result<String, CacheError> {
     let per_file = crate::parallel::map(files, |path: &PathBuf| {
-        std::fs::read(path)
-            .map(|bytes| file_hash(&bytes))
-            .map_err(|e| format!("read {}: {e}", path.display()))
+        hash_file(path).map_err(|e| format!("read {}: {e}", path.display()))
     });
     let hashes = per_file
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(CacheError::Load)?;
     Ok(combine(root, files, &hashes))
+}
+
+/// [`file_hash`] of the file at `path`, read a buffer at a time: a server checking its cache
+/// at start-up never holds a catalog file.
+fn hash_file(path: &Path) -> std::io::Result<[u8; 32]> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut h = Sha256::new();
+    h.update(len.to_le_bytes());
+    let mut buf = vec![0; 256 << 10];
+    let mut read = 0u64;
+    loop {
+        match file.read(&mut buf)? {
+            0 => break,
+            n => {
+                h.update(&buf[..n]);
+                read += n as u64;
+            }
+        }
+    }
+    match read == len {
+        true => Ok(h.finalize().into()),
+        // Changed while it was read: hash what one read gives.
+        false => std::fs::read(path).map(|bytes| file_hash(&bytes)),
+    }
 }
 
 /// One file's part of the digest: its length and content.
@@ -113,7 +137,11 @@ fn build<W: Write>(
 ) -> Result<Index, CacheError> {
     let started = Instant::now();
     let files = load::catalog_files(root).map_err(|e| CacheError::Load(e.to_string()))?;
-    let (mut cfg, hashes, written) = load_writing_objects(&files, payloads, content)?;
+    let spill = LineSpill::create(content.dir()).map_err(|source| CacheError::Write {
+        path: content.dir().to_path_buf(),
+        source,
+    })?;
+    let (mut cfg, hashes, written) = load_writing_objects(&files, payloads, content, &spill)?;
     let digest = combine(root, &files, &hashes);
     let loaded = Instant::now();
     let others = std::mem::take(&mut cfg.others);
@@ -156,6 +184,7 @@ fn load_writing_objects<W: Write>(
     files: &[PathBuf],
     payloads: &mut W,
     content: &mut ContentWriter,
+    spill: &LineSpill,
 ) -> Result<(DeclarativeConfig, Vec<[u8; 32]>, Written), CacheError> {
     /// One parsed file: its lightened catalog, hash, the payloads of its bundles with
     /// manifests (package, name, properties and related images, encoded), and its lines of
@@ -171,7 +200,7 @@ fn load_writing_objects<W: Write>(
         let bytes = crate::yaml::read_file(path).map_err(|e| e.to_string())?;
         let hash = file_hash(&bytes);
         let mut cfg = load::load_bytes(path, &bytes).map_err(|e| e.to_string())?;
-        let lines = catalogd_content::file_lines(path, &bytes).map_err(|e| e.to_string())?;
+        let lines = catalogd_content::file_lines(path, &bytes, spill).map_err(|e| e.to_string())?;
         drop(bytes);
         let mut encoded = Vec::new();
         for b in &mut cfg.bundles {
@@ -219,7 +248,7 @@ fn load_writing_objects<W: Write>(
                             .record(payloads, package, name, bytes, stub)
                             .map_err(failed(PAYLOAD_FILE))?;
                     }
-                    content.append(lines).map_err(failed(ALL_FILE))?;
+                    content.append(lines, spill).map_err(failed(ALL_FILE))?;
                 }
             }
             Ok(())

@@ -5,6 +5,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -25,6 +26,8 @@ pub enum CatalogdError {
     Yaml(#[from] crate::yaml::YamlError),
     #[error("{file}: {message}")]
     Blob { file: String, message: String },
+    #[error("write catalogd's lines to a temporary file in the cache directory: {0}")]
+    Spill(std::io::Error),
     #[error(
         "catalog name {name:?} (--catalog-name, else the catalog's directory or image name) is not a DNS-1123 subdomain: {message}; pass --catalog-name"
     )]
@@ -43,16 +46,57 @@ pub fn check_name(name: &str) -> Result<(), CatalogdError> {
     }
 }
 
-/// One catalog file's part of the body: its blobs' lines, and each blob's place in them.
+/// Where the parsing threads put the lines they make, as they make them: an unnamed temporary
+/// file in the cache directory. [`ContentWriter::append`] copies each catalog file's part from
+/// it in file order, so no file's lines wait in memory for their turn.
+#[derive(Debug)]
+pub struct LineSpill {
+    file: File,
+    len: std::sync::Mutex<u64>,
+}
+
+impl LineSpill {
+    pub fn create(dir: &Path) -> std::io::Result<LineSpill> {
+        Ok(LineSpill {
+            file: tempfile::tempfile_in(dir)?,
+            len: std::sync::Mutex::new(0),
+        })
+    }
+
+    /// Writes `bytes` at the end; where they are.
+    fn append(&self, bytes: &[u8]) -> std::io::Result<u64> {
+        let at = {
+            let mut len = self.len.lock().unwrap_or_else(|p| p.into_inner());
+            let at = *len;
+            *len += bytes.len() as u64;
+            at
+        };
+        // The place is reserved: threads write their pieces side by side.
+        self.file.write_all_at(bytes, at)?;
+        Ok(at)
+    }
+}
+
+/// How many bytes of lines a parsing thread gathers before it writes them to the spill.
+const PIECE: usize = 1 << 20;
+
+/// One catalog file's part of the body: where its lines are in the [`LineSpill`], and each
+/// blob's place in them.
 #[derive(Debug, Default)]
 pub struct FileLines {
-    pub text: Vec<u8>,
-    pub metas: Vec<Meta>,
+    pieces: Vec<(u64, u64)>,
+    metas: Vec<Meta>,
+    len: u64,
+    text: Vec<u8>,
 }
 
 /// The lines of the catalog file `file`, whose content is `bytes` (a JSON stream, or YAML
-/// documents).
-pub fn file_lines(file: &Path, bytes: &[u8]) -> Result<FileLines, CatalogdError> {
+/// documents), written to `spill` a piece at a time.
+pub fn file_lines(
+    file: &Path,
+    bytes: &[u8],
+    spill: &LineSpill,
+) -> Result<FileLines, CatalogdError> {
     let text = crate::yaml::utf8(file, bytes)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let bad = |message: String| CatalogdError::Blob {
@@ -64,15 +108,19 @@ pub fn file_lines(file: &Path, bytes: &[u8]) -> Result<FileLines, CatalogdError>
         for blob in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
             out.push(blob.map_err(|e| bad(e.to_string()))?)
                 .map_err(|e| bad(e.to_string()))?;
+            out.flush_if_full(spill)?;
         }
     } else {
         for (line, doc) in load::yaml_documents(text) {
             let v = crate::yaml::parse_value_at(file, doc, line)?;
             if !v.is_null() {
                 out.push(v).map_err(|e| bad(e.to_string()))?;
+                out.flush_if_full(spill)?;
             }
         }
     }
+    out.flush(spill)?;
+    out.text = Vec::new();
     Ok(out)
 }
 
@@ -85,9 +133,11 @@ impl FileLines {
                 .to_string()
         };
         let (schema, package, name) = (field("schema"), field("package"), field("name"));
-        let start = self.text.len() as u64;
+        let at = self.text.len();
         serde_json::to_writer(&mut self.text, &sort_keys(blob))?;
         self.text.push(b'\n');
+        let start = self.len;
+        self.len += (self.text.len() - at) as u64;
         self.metas.push(Meta {
             // A package blob is its own package.
             package: if schema == "olm.package" {
@@ -98,24 +148,44 @@ impl FileLines {
             schema,
             name,
             start,
-            end: self.text.len() as u64,
+            end: self.len,
         });
+        Ok(())
+    }
+
+    fn flush_if_full(&mut self, spill: &LineSpill) -> Result<(), CatalogdError> {
+        match self.text.len() >= PIECE {
+            true => self.flush(spill),
+            false => Ok(()),
+        }
+    }
+
+    fn flush(&mut self, spill: &LineSpill) -> Result<(), CatalogdError> {
+        if !self.text.is_empty() {
+            let at = spill.append(&self.text).map_err(CatalogdError::Spill)?;
+            self.pieces.push((at, self.text.len() as u64));
+            self.text.clear();
+        }
         Ok(())
     }
 }
 
 /// Writes the body, its gzip form and the metas index into a cache directory as the files'
-/// parts come, in file order; the gzip stream is compressed on its own thread meanwhile.
+/// parts come, in file order. The gzip stream is compressed on its own thread, which reads the
+/// body back from its file as it grows: compressing is slower than parsing, and a thread fed
+/// the parts themselves would make them wait in memory.
 /// The files get their names only in [`finish`](Self::finish), so a failed build leaves
 /// none behind under the final names.
 pub struct ContentWriter {
     dir: PathBuf,
-    all: BufWriter<File>,
+    all: File,
     metas: BufWriter<File>,
-    /// Parts for the gzip thread; `None` once it stopped.
-    to_gzip: Option<mpsc::SyncSender<Vec<u8>>>,
+    /// How much of the body is written, for the gzip thread; `None` once it stopped.
+    to_gzip: Option<mpsc::Sender<u64>>,
     gzip: Option<JoinHandle<std::io::Result<(File, u64)>>>,
     len: u64,
+    /// Where parts are copied through.
+    buf: Vec<u8>,
 }
 
 /// The temporary name of `name` while it is written.
@@ -127,18 +197,26 @@ impl ContentWriter {
     /// Starts the three files in `dir` (the cache's own directory).
     pub fn create(dir: &Path) -> std::io::Result<ContentWriter> {
         let create = |name: &str| File::create(dir.join(tmp_name(name)));
-        let all = BufWriter::with_capacity(1 << 20, create(ALL_FILE)?);
+        let all = create(ALL_FILE)?;
+        let body = File::open(dir.join(tmp_name(ALL_FILE)))?;
         let mut metas = BufWriter::with_capacity(1 << 16, create(METAS_FILE)?);
         // Room for the header, written last (the sizes are known only then).
         metas.write_all(&MetasHeader::default().to_bytes())?;
         let gz = create(GZIP_FILE)?;
-        let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(2);
+        let (tx, rx) = mpsc::channel::<u64>();
         let gzip = std::thread::Builder::new()
             .name("catalogd-gzip".into())
             .spawn(move || {
                 let mut enc = gzip_encoder(BufWriter::with_capacity(1 << 20, gz));
-                for part in rx {
-                    enc.write_all(&part)?;
+                let mut buf = vec![0; 1 << 20];
+                let mut done = 0u64;
+                for upto in rx {
+                    while done < upto {
+                        let n = (upto - done).min(buf.len() as u64) as usize;
+                        body.read_exact_at(&mut buf[..n], done)?;
+                        enc.write_all(&buf[..n])?;
+                        done += n as u64;
+                    }
                 }
                 let file = enc.finish()?.into_inner().map_err(|e| e.into_error())?;
                 let len = file.metadata()?.len();
@@ -151,22 +229,35 @@ impl ContentWriter {
             to_gzip: Some(tx),
             gzip: Some(gzip),
             len: 0,
+            buf: vec![0; PIECE],
         })
     }
 
-    /// Appends one file's part.
-    pub fn append(&mut self, part: FileLines) -> std::io::Result<()> {
-        self.all.write_all(&part.text)?;
+    /// The cache directory the files are written in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends one file's part, copied from `spill`.
+    pub fn append(&mut self, part: FileLines, spill: &LineSpill) -> std::io::Result<()> {
+        for (at, len) in part.pieces {
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(self.buf.len() as u64) as usize;
+                spill.file.read_exact_at(&mut self.buf[..n], at + done)?;
+                self.all.write_all(&self.buf[..n])?;
+                done += n as u64;
+            }
+        }
         for mut m in part.metas {
             m.start += self.len;
             m.end += self.len;
             m.write_to(&mut self.metas)?;
         }
-        self.len += part.text.len() as u64;
-        let sent = self.to_gzip.as_ref().map(|tx| tx.send(part.text));
+        self.len += part.len;
+        let sent = self.to_gzip.as_ref().map(|tx| tx.send(self.len));
         if let Some(Err(_)) = sent {
             // The gzip thread stopped on an error: report it.
-            self.to_gzip = None;
             return self.join_gzip().map(drop);
         }
         Ok(())
@@ -191,7 +282,6 @@ impl ContentWriter {
             len,
             ..
         } = self;
-        let all = all.into_inner().map_err(|e| e.into_error())?;
         let mut metas = metas.into_inner().map_err(|e| e.into_error())?;
         let header = MetasHeader {
             all_len: len,
