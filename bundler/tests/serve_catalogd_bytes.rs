@@ -55,13 +55,17 @@ fn http(port: u16, request: &str) -> (String, Vec<(String, String)>, Vec<u8>) {
     (status, headers, raw[split + 4..].to_vec())
 }
 
-/// Starts the server on `catalog` and waits until its HTTP API answers.
-fn serve(bin: &str, catalog: &Path) -> (Server, u16) {
+/// Starts the server on `catalog` with its cache in `cache` (the server is killed at the end,
+/// so it could not remove a temporary one) and waits until its HTTP API answers.
+fn serve(bin: &str, catalog: &Path, cache: &Path) -> (Server, u16) {
     let (port, http_port) = (free_port(), free_port());
     let server = Server(
         Command::new(bin)
             .args(["catalog", "serve"])
             .arg(catalog)
+            .arg("--cache-dir")
+            .arg(cache)
+            .arg("--cache-enforce-integrity=false")
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--http-port", &http_port.to_string()])
             .args(["--catalog-name", "c"])
@@ -154,7 +158,8 @@ fn requests(first_package: &str) -> Vec<(&'static str, String, &'static str)> {
 
 /// Every answer of the server on `catalog`, one line each.
 fn answers(bin: &str, label: &str, catalog: &Path) -> Vec<String> {
-    let (_server, port) = serve(bin, catalog);
+    let cache = tempfile::tempdir().unwrap();
+    let (_server, port) = serve(bin, catalog, cache.path());
     let ask = |method: &str, path: &str, extra: &str| {
         http(
             port,
