@@ -424,6 +424,14 @@ pub enum TextFormat {
 }
 
 impl TextFormat {
+    /// YAML when `yaml`, else JSON.
+    pub fn yaml_if(yaml: bool) -> TextFormat {
+        match yaml {
+            true => TextFormat::GoYaml,
+            false => TextFormat::Json,
+        }
+    }
+
     /// Appends `b` to `chunk` as opm writes it in this format.
     pub fn append(self, b: Blob<'_>, chunk: &mut Vec<u8>) {
         match self {

@@ -223,10 +223,7 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         migrate: a.migrate_level.level(),
         registry: a.registry.options()?,
     };
-    let format = match a.output {
-        FbcFormat::Json => TextFormat::Json,
-        FbcFormat::Yaml => TextFormat::GoYaml,
-    };
+    let format = TextFormat::yaml_if(a.output == FbcFormat::Yaml);
     let spill = match catalog_render::render(&req, format).await {
         Ok(spill) => spill,
         Err(CatalogRenderError::Usage(msg)) => return Ok(usage(msg)),

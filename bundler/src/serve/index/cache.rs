@@ -230,8 +230,10 @@ fn load_writing_objects<W: Write>(
     let mut written = Written::default();
     let mut errors = Vec::new();
     // A failed payload write (a full disk) stops the parsing; parse errors are all collected.
+    // Two files ahead, one per core: a parsed file holds its decoded manifests until written,
+    // and the build waits on the gzip stream, not on parsing.
     let wrote: Result<(), CacheError> =
-        crate::parallel::try_for_each_ordered(files, 4, parse, |parsed| {
+        crate::parallel::try_for_each_ordered(files, 2, parse, |parsed| {
             match parsed {
                 Err(e) => errors.push(e),
                 // After an error nothing more is written: the build fails.

@@ -78,7 +78,7 @@ impl LineSpill {
 }
 
 /// How many bytes of lines a parsing thread gathers before it writes them to the spill.
-const PIECE: usize = 1 << 20;
+const PIECE: usize = 256 << 10;
 
 /// One catalog file's part of the body: where its lines are in the [`LineSpill`], and each
 /// blob's place in them.
@@ -207,8 +207,8 @@ impl ContentWriter {
         let gzip = std::thread::Builder::new()
             .name("catalogd-gzip".into())
             .spawn(move || {
-                let mut enc = gzip_encoder(BufWriter::with_capacity(1 << 20, gz));
-                let mut buf = vec![0; 1 << 20];
+                let mut enc = gzip_encoder(BufWriter::with_capacity(PIECE, gz));
+                let mut buf = vec![0; PIECE];
                 let mut done = 0u64;
                 for upto in rx {
                     while done < upto {
