@@ -307,59 +307,22 @@ impl DeclarativeConfig {
 
     /// Calls `f` with each blob, in [`ordered_values`](Self::ordered_values) order.
     pub fn visit_blobs<'a>(&'a self, mut f: impl FnMut(Blob<'a>)) {
-        use std::collections::BTreeMap;
-        #[derive(Default)]
-        struct Group<'a> {
-            packages: Vec<&'a Package>,
-            channels: Vec<&'a Channel>,
-            bundles: Vec<&'a Bundle>,
-            others: Vec<&'a Meta>,
-            deprecations: Vec<&'a Deprecation>,
+        let mut blobs: Vec<Blob<'a>> = self.blobs().collect();
+        // Stable: blobs in the same place keep the order they were read in.
+        blobs.sort_by_key(|b| b.place());
+        for b in blobs {
+            f(b);
         }
-        let mut groups: BTreeMap<&str, Group> = BTreeMap::new();
-        for p in &self.packages {
-            groups.entry(&p.name).or_default().packages.push(p);
-        }
-        for c in &self.channels {
-            groups.entry(&c.package).or_default().channels.push(c);
-        }
-        for b in &self.bundles {
-            groups.entry(&b.package).or_default().bundles.push(b);
-        }
-        let mut rootless = Vec::new();
-        for o in &self.others {
-            if o.package.is_empty() {
-                rootless.push(o);
-            } else {
-                groups.entry(&o.package).or_default().others.push(o);
-            }
-        }
-        for d in &self.deprecations {
-            groups.entry(&d.package).or_default().deprecations.push(d);
-        }
-        for (_, mut g) in groups {
-            g.channels.sort_by(|a, b| a.name.cmp(&b.name));
-            g.bundles.sort_by(|a, b| a.name.cmp(&b.name));
-            g.others.sort_by(|a, b| a.schema.cmp(&b.schema));
-            for p in g.packages {
-                f(Blob::Package(p));
-            }
-            for c in g.channels {
-                f(Blob::Channel(c));
-            }
-            for b in g.bundles {
-                f(Blob::Bundle(b));
-            }
-            for o in g.others {
-                f(Blob::Other(&o.blob));
-            }
-            for d in g.deprecations {
-                f(Blob::Deprecation(d));
-            }
-        }
-        for o in rootless {
-            f(Blob::Other(&o.blob));
-        }
+    }
+
+    /// Every blob, by kind (packages, channels, bundles, others, deprecations), each kind in
+    /// the order it was read.
+    pub fn blobs(&self) -> impl Iterator<Item = Blob<'_>> {
+        (self.packages.iter().map(Blob::Package))
+            .chain(self.channels.iter().map(Blob::Channel))
+            .chain(self.bundles.iter().map(Blob::Bundle))
+            .chain(self.others.iter().map(Blob::Other))
+            .chain(self.deprecations.iter().map(Blob::Deprecation))
     }
 
     /// JSON as `opm render -o json` writes it: each blob indented by four spaces, one after
@@ -373,31 +336,7 @@ impl DeclarativeConfig {
     /// [`to_json`](Self::to_json) streamed chunk by chunk, so a large render never holds its
     /// whole output in memory.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        /// [`opm_json::to_vec`](super::opm_json::to_vec) appending to the chunk.
-        fn append<T: Serialize + ?Sized>(value: &T, chunk: &mut Vec<u8>) -> serde_json::Result<()> {
-            let pretty = super::opm_json::Pretty4::default();
-            value.serialize(&mut serde_json::Serializer::with_formatter(chunk, pretty))
-        }
-        self.write_blobs(out, |b, chunk| {
-            let start = chunk.len();
-            // Room for the blob's text up front (indenting at most doubles it): growing the
-            // buffer around a large blob by doubling would copy it several times.
-            chunk.reserve(2 * b.approx_len());
-            // Straight from the typed blob, raw property values re-indented as text (the
-            // bytes their trees would give; see `opm_json`).
-            let direct = match b {
-                Blob::Package(p) => append(p, chunk),
-                Blob::Channel(c) => append(c, chunk),
-                Blob::Bundle(b) => append(b, chunk),
-                Blob::Deprecation(d) => append(d, chunk),
-                Blob::Other(v) => append(v, chunk),
-            };
-            if direct.is_err() {
-                chunk.truncate(start);
-                chunk.extend_from_slice(json_pretty4(&b.value()).as_bytes());
-            }
-            chunk.push(b'\n');
-        })
+        self.write_blobs(out, |b, chunk| TextFormat::Json.append(b, chunk))
     }
 
     /// YAML exactly as `opm render -o yaml` writes it (go-yaml v2 through sigs.k8s.io/yaml):
@@ -410,10 +349,7 @@ impl DeclarativeConfig {
 
     /// [`to_go_yaml`](Self::to_go_yaml) streamed chunk by chunk.
     pub fn write_go_yaml(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.write_blobs(out, |b, chunk| {
-            chunk.extend_from_slice(b"---\n");
-            chunk.extend_from_slice(super::goyaml::to_string(&b.value()).as_bytes());
-        })
+        self.write_blobs(out, |b, chunk| TextFormat::GoYaml.append(b, chunk))
     }
 
     /// Writes every blob, in [`visit_blobs`](Self::visit_blobs) order, as `format` appends it
@@ -514,6 +450,62 @@ const CHUNK_BYTES: usize = 64 << 10;
 /// How many formatted chunks the writers let the workers run ahead of the output.
 const CHUNKS_AHEAD: usize = 2;
 
+/// The two texts `opm render` writes a catalog as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextFormat {
+    /// `-o json`: each blob indented by four spaces, then a newline.
+    Json,
+    /// `-o yaml`: go-yaml v2 through sigs.k8s.io/yaml, `---` before every document.
+    GoYaml,
+}
+
+impl TextFormat {
+    /// YAML when `yaml`, else JSON.
+    pub fn yaml_if(yaml: bool) -> TextFormat {
+        match yaml {
+            true => TextFormat::GoYaml,
+            false => TextFormat::Json,
+        }
+    }
+
+    /// Appends `b` to `chunk` as opm writes it in this format.
+    pub fn append(self, b: Blob<'_>, chunk: &mut Vec<u8>) {
+        match self {
+            TextFormat::Json => append_json(b, chunk),
+            TextFormat::GoYaml => {
+                chunk.extend_from_slice(b"---\n");
+                chunk.extend_from_slice(super::goyaml::to_string(&b.value()).as_bytes());
+            }
+        }
+    }
+}
+
+/// [`TextFormat::Json`]: straight from the typed blob, raw property values re-indented as
+/// text (the bytes their trees would give; see `opm_json`).
+fn append_json(b: Blob<'_>, chunk: &mut Vec<u8>) {
+    /// [`opm_json::to_vec`](super::opm_json::to_vec) appending to the chunk.
+    fn append<T: Serialize + ?Sized>(value: &T, chunk: &mut Vec<u8>) -> serde_json::Result<()> {
+        let pretty = super::opm_json::Pretty4::default();
+        value.serialize(&mut serde_json::Serializer::with_formatter(chunk, pretty))
+    }
+    let start = chunk.len();
+    // Room for the blob's text up front (indenting at most doubles it): growing the buffer
+    // around a large blob by doubling would copy it several times.
+    chunk.reserve(2 * b.approx_len());
+    let direct = match b {
+        Blob::Package(p) => append(p, chunk),
+        Blob::Channel(c) => append(c, chunk),
+        Blob::Bundle(b) => append(b, chunk),
+        Blob::Deprecation(d) => append(d, chunk),
+        Blob::Other(o) => append(&o.blob, chunk),
+    };
+    if direct.is_err() {
+        chunk.truncate(start);
+        chunk.extend_from_slice(json_pretty4(&b.value()).as_bytes());
+    }
+    chunk.push(b'\n');
+}
+
 /// One blob of a catalog, as [`DeclarativeConfig::visit_blobs`] gives it.
 #[derive(Clone, Copy)]
 pub enum Blob<'a> {
@@ -521,8 +513,46 @@ pub enum Blob<'a> {
     Channel(&'a Channel),
     Bundle(&'a Bundle),
     /// A blob of a schema we do not model.
-    Other(&'a Value),
+    Other(&'a Meta),
     Deprecation(&'a Deprecation),
+}
+
+/// Where a blob goes in what opm writes (`declcfg.WriteJSON`/`WriteYAML`): grouped by package
+/// (sorted by name), in each the package, its channels (by name), bundles (by name), blobs of
+/// other schemas (by schema) and deprecations; then the blobs of no package. Blobs in the same
+/// place keep the order they were read in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place<'a> {
+    /// A blob of another schema without a package: after every package.
+    pub rootless: bool,
+    pub package: &'a str,
+    /// Package, channel, bundle, other schema, deprecation.
+    pub rank: u8,
+    /// What the kind is sorted by within its package.
+    pub name: &'a str,
+}
+
+impl<'a> Blob<'a> {
+    /// Where the blob goes in opm's output.
+    pub fn place(&self) -> Place<'a> {
+        let at = |package, rank, name| Place {
+            rootless: false,
+            package,
+            rank,
+            name,
+        };
+        match *self {
+            Blob::Package(p) => at(&p.name, 0, ""),
+            Blob::Channel(c) => at(&c.package, 1, &c.name),
+            Blob::Bundle(b) => at(&b.package, 2, &b.name),
+            Blob::Other(o) if o.package.is_empty() => Place {
+                rootless: true,
+                ..at("", 3, "")
+            },
+            Blob::Other(o) => at(&o.package, 3, &o.schema),
+            Blob::Deprecation(d) => at(&d.package, 4, ""),
+        }
+    }
 }
 
 impl Blob<'_> {
@@ -533,7 +563,7 @@ impl Blob<'_> {
             Blob::Package(p) => p.value(),
             Blob::Channel(c) => c.value(),
             Blob::Bundle(b) => b.value(),
-            Blob::Other(v) => v.clone(),
+            Blob::Other(o) => o.blob.clone(),
             Blob::Deprecation(d) => d.value(),
         }
     }

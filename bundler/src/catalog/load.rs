@@ -179,18 +179,11 @@ pub fn load_files_with<T: Send>(
     // unknown weighs nothing here; reading it reports why.
     let size = |path: &PathBuf| std::fs::metadata(path).map_or(0, |m| m.len());
     let results = crate::parallel::map_heaviest_first(files, size, |path| {
-        // Each worker reads into one buffer it keeps: the heaviest file comes first, so the
-        // buffer is sized once and its pages are touched once (fresh pages for every file
-        // cost more in page faults than reading them).
-        thread_local! {
-            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        BUFFER.with_borrow_mut(|bytes| {
-            yaml::read_file_into(path, bytes)?;
+        with_file_bytes(path, |bytes| {
             let mut cfg = load_bytes_keeping(path, bytes, keep)?;
             let extra = per_file(bytes, &mut cfg);
             Ok::<_, LoadError>((cfg, extra))
-        })
+        })?
     });
     tracing::debug!(files = files.len(), "parsed");
     let mut cfg = DeclarativeConfig::default();
@@ -210,6 +203,19 @@ pub fn load_files_with<T: Send>(
     } else {
         Err(LoadErrors(errors))
     }
+}
+
+/// Calls `f` with the content of the file at `path`, read into a buffer this thread keeps:
+/// the loaders hand the heaviest file out first, so the buffer is sized once and its pages
+/// are touched once (fresh pages for every file cost more in page faults than reading them).
+pub fn with_file_bytes<R>(path: &Path, f: impl FnOnce(&[u8]) -> R) -> Result<R, LoadError> {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with_borrow_mut(|bytes| {
+        yaml::read_file_into(path, bytes)?;
+        Ok(f(bytes))
+    })
 }
 
 /// Reads and parses one catalog file.
@@ -240,46 +246,78 @@ fn load_bytes_reading(
     keep: Keep,
     lean: bool,
 ) -> Result<DeclarativeConfig, LoadError> {
-    let text = yaml::utf8(path, bytes)?;
+    let mut cfg = DeclarativeConfig::default();
+    read_blobs(
+        path,
+        bytes,
+        keep,
+        lean,
+        &mut cfg,
+        |_| Ok::<_, LoadError>(()),
+    )?;
+    Ok(cfg)
+}
+
+/// Parses the bytes of one catalog file named `path` blob by blob: each is added to a config
+/// and `each` called with it, so it can take the blob out (and write it) before the next one
+/// is read. A file is so never held as a whole catalog, only as its text.
+pub fn for_each_blob<E: From<LoadError>>(
+    path: &Path,
+    bytes: &[u8],
+    each: impl FnMut(&mut DeclarativeConfig) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut cfg = DeclarativeConfig::default();
+    read_blobs(path, bytes, Keep::All, true, &mut cfg, each)
+}
+
+/// Adds the blobs of the file to `cfg`, calling `each` after each one.
+fn read_blobs<E: From<LoadError>>(
+    path: &Path,
+    bytes: &[u8],
+    keep: Keep,
+    lean: bool,
+    cfg: &mut DeclarativeConfig,
+    mut each: impl FnMut(&mut DeclarativeConfig) -> Result<(), E>,
+) -> Result<(), E> {
+    let text = yaml::utf8(path, bytes).map_err(LoadError::from)?;
     // A byte order mark is not content (go-yaml skips it), and would hide a first `---`.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: Arc<Path> = Arc::from(path);
-    let mut cfg = DeclarativeConfig::default();
     let first = text.trim_start_matches([' ', '\t', '\r', '\n', '\u{feff}']);
     if first.starts_with('{') {
-        load_json_stream(&file, text, &mut cfg, keep)?;
-    } else {
-        for (line, doc) in yaml_documents(text) {
-            let at = |e| shift_line(e, line - 1);
-            let (value, values) = match keep {
-                _ if !lean => (
-                    yaml::parse_value_at(path, doc, line).map_err(at)?,
-                    Vec::new(),
-                ),
-                // Property values are written as JSON text as they are read, never built as
-                // trees; with `Keep::Structure`, the `olm.csv.metadata` values `lighten`
-                // would empty are not even written (most of a modern catalog's nodes). In a
-                // blob where `lighten` would not empty them, the document is read again, whole.
-                _ => {
-                    let read = yaml::parse_blob_at(path, doc, line, keep == Keep::Structure)
-                        .map_err(at)?;
-                    match read.skipped && !lightened_anyway(&read.value, &read.values) {
-                        true => (
-                            yaml::parse_value_at(path, doc, line).map_err(at)?,
-                            Vec::new(),
-                        ),
-                        false => (read.value, read.values),
-                    }
-                }
-            };
-            if value.is_null() {
-                continue;
-            }
-            let source = Source::new(file.clone(), line);
-            add_blob_reading(&mut cfg, value, values, source, keep)?;
-        }
+        return load_json_stream(&file, text, cfg, keep, each);
     }
-    Ok(cfg)
+    for (line, doc) in yaml_documents(text) {
+        let at = |e| LoadError::from(shift_line(e, line - 1));
+        let (value, values) = match keep {
+            _ if !lean => (
+                yaml::parse_value_at(path, doc, line).map_err(at)?,
+                Vec::new(),
+            ),
+            // Property values are written as JSON text as they are read, never built as
+            // trees; with `Keep::Structure`, the `olm.csv.metadata` values `lighten`
+            // would empty are not even written (most of a modern catalog's nodes). In a
+            // blob where `lighten` would not empty them, the document is read again, whole.
+            _ => {
+                let read =
+                    yaml::parse_blob_at(path, doc, line, keep == Keep::Structure).map_err(at)?;
+                match read.skipped && !lightened_anyway(&read.value, &read.values) {
+                    true => (
+                        yaml::parse_value_at(path, doc, line).map_err(at)?,
+                        Vec::new(),
+                    ),
+                    false => (read.value, read.values),
+                }
+            }
+        };
+        if value.is_null() {
+            continue;
+        }
+        let source = Source::new(file.clone(), line);
+        add_blob_reading(cfg, value, values, source, keep)?;
+        each(cfg)?;
+    }
+    Ok(())
 }
 
 fn shift_line(e: YamlError, by: u32) -> YamlError {
@@ -341,12 +379,13 @@ pub fn yaml_documents(text: &str) -> Vec<(u32, &str)> {
     docs
 }
 
-fn load_json_stream(
+fn load_json_stream<E: From<LoadError>>(
     file: &Arc<Path>,
     text: &str,
     cfg: &mut DeclarativeConfig,
     keep: Keep,
-) -> Result<(), LoadError> {
+    mut each: impl FnMut(&mut DeclarativeConfig) -> Result<(), E>,
+) -> Result<(), E> {
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let mut line = 1u32;
     let mut counted = 0usize;
@@ -368,6 +407,7 @@ fn load_json_stream(
             })
         })?;
         add_blob_keeping(cfg, value, Source::new(file.clone(), line), keep)?;
+        each(cfg)?;
     }
     Ok(())
 }

@@ -8,6 +8,8 @@
 //! - [`olmv1`]: which bundles of each package OLM v1 could install.
 //! - [`filter`]: keep what a cluster needs of a catalog (oc-mirror v2's selection).
 //! - [`sqlite`]: legacy sqlite index databases, rendered as opm renders them.
+//! - [`render`]: what `opm render` makes of bundles and catalogs; [`spill`] puts a streamed
+//!   render's blobs in opm's order through a temporary file.
 
 pub mod add;
 pub mod convert;
@@ -31,6 +33,7 @@ pub mod opm_bundle;
 pub mod opm_json;
 pub mod property;
 pub mod render;
+pub mod spill;
 pub mod sqlite;
 pub mod template;
 pub mod upgrade;

@@ -9,14 +9,16 @@
 //! either one `olm.bundle.object` per manifest or a single `olm.csv.metadata` last.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::declcfg::{Bundle, DeclarativeConfig, RelatedImage, SCHEMA_BUNDLE};
+use super::declcfg::{Blob, Bundle, DeclarativeConfig, RelatedImage, SCHEMA_BUNDLE};
+use super::load;
 use super::property::{
     CsvMetadata, Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_GVK, TYPE_PACKAGE,
 };
+use super::spill::Spill;
 use crate::bundle::load::{BundleDir, LoadError as BundleLoadError};
 
 /// How manifests are carried in the rendered bundle.
@@ -42,6 +44,8 @@ pub enum RenderError {
         "{0}: no such bundle or catalog directory or file (images are pulled first: `olm catalog render` does that for image references)"
     )]
     ImageRef(String),
+    #[error("write the rendered catalog to a temporary file (TMPDIR): {0}")]
+    Spill(std::io::Error),
 }
 
 fn invalid(dir: &Path, message: impl Into<String>) -> RenderError {
@@ -62,30 +66,35 @@ pub enum MigrateLevel {
     BundleObjectToCsvMetadata,
 }
 
-/// Runs the migrations of `level` on every bundle, as opm does after rendering: a bundle
-/// without an image (a rendered directory) or without a CSV object is left as it is.
+/// Runs [`finish_bundle`] on every bundle.
 pub fn migrate(cfg: &mut DeclarativeConfig, level: MigrateLevel) {
-    if level == MigrateLevel::None {
-        return;
-    }
     for b in &mut cfg.bundles {
-        if !b.image.is_empty() {
-            migrate_to_csv_metadata(b);
-        }
+        finish_bundle(b, level);
     }
 }
 
-/// Renders a reference as `opm render` does: a bundle directory (has `manifests/` and
-/// `metadata/`; `olm.bundle.object` form) or a catalog directory or file (kept in its form,
-/// each bundle [normalised](normalise) as opm does). Images are pulled by the caller.
-/// Migrations are the caller's ([`migrate`]).
-pub fn render_ref(reference: &str) -> Result<DeclarativeConfig, RenderError> {
+/// What `opm render` does to every bundle it writes once it is read, whatever it was read
+/// from: the migrations of `level` (a bundle without an image, such as a rendered directory,
+/// or without a CSV object is left as it is). One bundle at a time, so a streamed render
+/// ([`spill_ref`]) applies it as each bundle is read.
+pub fn finish_bundle(b: &mut Bundle, level: MigrateLevel) {
+    if level != MigrateLevel::None && !b.image.is_empty() {
+        migrate_to_csv_metadata(b);
+    }
+}
+
+/// What a reference given to `opm render` is, once it is known to be no image.
+enum Input {
+    /// Has `manifests/` and `metadata/`: rendered in the `olm.bundle.object` form (no image).
+    BundleDir,
+    /// A catalog directory or file, kept in its form.
+    Catalog,
+}
+
+fn input_kind(reference: &str) -> Result<Input, RenderError> {
     let path = Path::new(reference);
     if path.is_dir() && path.join("manifests").is_dir() && path.join("metadata").is_dir() {
-        let b = render_bundle_dir(path, "", Form::BundleObjects)?;
-        let mut cfg = DeclarativeConfig::default();
-        cfg.bundles.push(b);
-        return Ok(cfg);
+        return Ok(Input::BundleDir);
     }
     if path.is_dir() && path.join("metadata/annotations.yaml").is_file() {
         // Looks like a bundle but is not one: read as a catalog it would give one error per
@@ -96,11 +105,127 @@ pub fn render_ref(reference: &str) -> Result<DeclarativeConfig, RenderError> {
         ));
     }
     if path.exists() {
-        let mut cfg = super::load::load_dir(path)?;
-        cfg.bundles.iter_mut().for_each(normalise);
-        return Ok(cfg);
+        return Ok(Input::Catalog);
     }
     Err(RenderError::ImageRef(reference.to_string()))
+}
+
+/// Renders a reference as `opm render` does: a bundle directory (has `manifests/` and
+/// `metadata/`; `olm.bundle.object` form) or a catalog directory or file (kept in its form,
+/// each bundle [normalised](normalise) as opm does). Images are pulled by the caller.
+/// Migrations are the caller's ([`migrate`]).
+pub fn render_ref(reference: &str) -> Result<DeclarativeConfig, RenderError> {
+    let path = Path::new(reference);
+    let mut cfg = DeclarativeConfig::default();
+    match input_kind(reference)? {
+        Input::BundleDir => cfg
+            .bundles
+            .push(render_bundle_dir(path, "", Form::BundleObjects)?),
+        Input::Catalog => {
+            cfg = load::load_dir(path)?;
+            cfg.bundles.iter_mut().for_each(normalise);
+        }
+    }
+    Ok(cfg)
+}
+
+/// [`render_ref`] written into `spill` as input number `input`, each bundle finished
+/// ([`finish_bundle`] with `level`) and each blob written as it is read: a catalog is never
+/// held whole.
+pub fn spill_ref(
+    reference: &str,
+    spill: &Spill,
+    input: u32,
+    level: MigrateLevel,
+) -> Result<(), RenderError> {
+    let path = Path::new(reference);
+    match input_kind(reference)? {
+        Input::BundleDir => {
+            let b = render_bundle_dir(path, "", Form::BundleObjects)?;
+            spill_bundle(b, spill, input, level)
+        }
+        Input::Catalog => spill_catalog(path, spill, input, level),
+    }
+}
+
+/// One rendered bundle, finished, into `spill` as input number `input`.
+pub fn spill_bundle(
+    mut b: Bundle,
+    spill: &Spill,
+    input: u32,
+    level: MigrateLevel,
+) -> Result<(), RenderError> {
+    finish_bundle(&mut b, level);
+    let mut source = spill.source(u64::from(input) << 32);
+    source.push(Blob::Bundle(&b)).map_err(RenderError::Spill)?;
+    source.finish().map_err(RenderError::Spill)
+}
+
+/// A config rendered whole (a legacy sqlite index), its bundles finished, into `spill` as
+/// input number `input`.
+pub fn spill_config(
+    mut cfg: DeclarativeConfig,
+    spill: &Spill,
+    input: u32,
+    level: MigrateLevel,
+) -> Result<(), RenderError> {
+    migrate(&mut cfg, level);
+    let mut source = spill.source(u64::from(input) << 32);
+    cfg.blobs()
+        .try_for_each(|b| source.push(b))
+        .map_err(RenderError::Spill)?;
+    source.finish().map_err(RenderError::Spill)
+}
+
+/// The catalog files under `root` (or `root` itself), parsed on all cores, into `spill` as
+/// input number `input`. Every file that fails to parse is reported, as [`load::load_dir`]
+/// reports them.
+pub fn spill_catalog(
+    root: &Path,
+    spill: &Spill,
+    input: u32,
+    level: MigrateLevel,
+) -> Result<(), RenderError> {
+    enum Failed {
+        Load(load::LoadError),
+        Spill(std::io::Error),
+    }
+    impl From<load::LoadError> for Failed {
+        fn from(e: load::LoadError) -> Self {
+            Failed::Load(e)
+        }
+    }
+    let files = load::catalog_files(root).map_err(|e| load::LoadErrors(vec![e]))?;
+    let numbered: Vec<(u64, &Path)> = (0u64..).zip(files.iter().map(PathBuf::as_path)).collect();
+    let size = |(_, path): &(u64, &Path)| std::fs::metadata(path).map_or(0, |m| m.len());
+    let done = crate::parallel::map_heaviest_first(&numbered, size, |&(n, path)| {
+        let spilled = load::with_file_bytes(path, |bytes| {
+            let mut source = spill.source(u64::from(input) << 32 | n);
+            load::for_each_blob(path, bytes, |cfg| {
+                let mut one = std::mem::take(cfg);
+                for b in &mut one.bundles {
+                    normalise(b);
+                    finish_bundle(b, level);
+                }
+                one.blobs()
+                    .try_for_each(|b| source.push(b).map_err(Failed::Spill))
+            })?;
+            source.finish().map_err(Failed::Spill)
+        });
+        spilled.map_err(Failed::Load)?
+    });
+    let mut errors = Vec::new();
+    for r in done {
+        match r {
+            Ok(()) => {}
+            Err(Failed::Load(e)) => errors.push(e),
+            Err(Failed::Spill(e)) => return Err(RenderError::Spill(e)),
+        }
+    }
+    match errors.is_empty() {
+        true => Ok(()),
+        false => Err(load::LoadErrors(errors).into()),
+    }
 }
 
 /// Go's `json.Marshal` of an unstructured object: keys sorted, floats as Go writes them

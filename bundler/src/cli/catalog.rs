@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use olm_bundler::catalog::declcfg::TextFormat;
 use olm_bundler::catalog::render::Form;
 use olm_bundler::catalog::{add, graph, load, olmv1, upgrade};
 use olm_bundler::ops::catalog_render::{self, CatalogRenderError, RenderRequest};
@@ -207,14 +208,17 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         registry: a.registry.options()?,
         catalogs_only: false,
     };
-    let cfg = match catalog_render::render(&req).await {
-        Ok(cfg) => cfg,
+    let format = TextFormat::yaml_if(a.output == FbcFormat::Yaml);
+    let spill = match catalog_render::render(&req, format).await {
+        Ok(spill) => spill,
         Err(CatalogRenderError::Usage(msg)) => return Ok(usage(msg)),
         Err(e) => return Err(e.into()),
     };
-    // Streamed to stdout blob by blob: a render of a large catalog never holds its output.
+    // Written only once every input has been read: nothing reaches stdout on an error.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = cfg.write_as(&mut out, a.output == FbcFormat::Yaml);
+    let written = spill
+        .write_to(&mut out)
+        .and_then(|()| std::io::Write::flush(&mut out));
     super::output::written(written)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -113,7 +113,7 @@ mod tests {
         let yaml = crate::yaml::to_yaml(&image_digest_mirror_set("cat", &pairs)).unwrap();
         assert_eq!(
             yaml,
-            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata:\n  name: cat\nspec:\n  imageDigestMirrors:\n    - source: quay.io/a/bundle\n      mirrors:\n        - m.local/x/a/bundle\n    - source: quay.io/b/op\n      mirrors:\n        - m.local/x/b/op\n"
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata:\n  name: cat\nspec:\n  imageDigestMirrors:\n  - source: quay.io/a/bundle\n    mirrors:\n    - m.local/x/a/bundle\n  - source: quay.io/b/op\n    mirrors:\n    - m.local/x/b/op\n"
         );
         let yaml = crate::yaml::to_yaml(&image_tag_mirror_set("cat", &pairs[..1])).unwrap();
         assert!(yaml.contains("kind: ImageTagMirrorSet\n"), "{yaml}");

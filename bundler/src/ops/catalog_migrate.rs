@@ -47,7 +47,7 @@ pub struct MigrateRequest {
 /// written unless the whole catalog rendered and every package name is a plain directory name.
 pub async fn migrate(req: &MigrateRequest) -> Result<Vec<PathBuf>, CatalogMigrateError> {
     ensure_empty(&req.output_dir)?;
-    let cfg = catalog_render::render(&RenderRequest {
+    let cfg = catalog_render::render_config(&RenderRequest {
         refs: vec![req.index.clone()],
         image: None,
         bundle_objects: false,

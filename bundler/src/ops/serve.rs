@@ -19,7 +19,8 @@ use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_source::{self, CatalogSourceError, PulledCatalog};
 use crate::serve::index::cache::{self, CacheError, Durability, Integrity, LoadStats};
 use crate::serve::index::catalogd_content::{self, CatalogdError};
-use crate::serve::runtime::catalogd::{self, TlsError};
+use crate::serve::runtime::catalogd::{self, CatalogContent, TlsError};
+use crate::serve::runtime::catalogd_files::ContentError;
 use crate::serve::runtime::server::{self, ServeError};
 use crate::serve::runtime::store::Store;
 
@@ -99,6 +100,12 @@ pub enum ServeStartError {
         catalog: PathBuf,
         #[source]
         source: CatalogdError,
+    },
+    #[error("open catalogd's content in the cache {dir}")]
+    CatalogdContent {
+        dir: PathBuf,
+        #[source]
+        source: ContentError,
     },
     #[error(transparent)]
     Tls(#[from] TlsError),
@@ -309,13 +316,10 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     let mut http = None;
     let mut http_addr = None;
     if let (Some(api), Some(name)) = (&req.http, catalog_name) {
-        let (root, n) = (req.catalog.clone(), name.clone());
-        let content = tokio::task::spawn_blocking(move || catalogd_content::read(&root, &n))
-            .await?
-            .map_err(|source| ServeStartError::Catalogd {
-                catalog: req.catalog.clone(),
-                source,
-            })?;
+        // The content was written by the index build: nothing of the catalog is read here.
+        let dir = cache::content_dir(&cache_dir);
+        let content = CatalogContent::open(&name, &dir)
+            .map_err(|source| ServeStartError::CatalogdContent { dir, source })?;
         let listener =
             TcpListener::bind(api.addr)
                 .await

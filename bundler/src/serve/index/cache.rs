@@ -1,8 +1,9 @@
 //! `--cache-dir`: the server's pre-built index, so a catalog pod starts without parsing YAML.
 //!
 //! Layout: `<cache-dir>/olm-serve.v1/index.pb` (the prost-encoded [`Index`], with the digest of
-//! the catalog it came from) and `payloads.bin` (each bundle's CSV JSON and manifests, read on
-//! demand). The digest is a SHA-256 over the catalog files opm would read (path, size and
+//! the catalog it came from), `payloads.bin` (each bundle's CSV JSON and manifests, read on
+//! demand) and catalogd's content (`catalogd-all.jsonl`, its `.gz` form and
+//! `catalogd-metas.bin`: see [`super::catalogd_content`]). The digest is a SHA-256 over the catalog files opm would read (path, size and
 //! content of each, in path order, hashed on all cores), so any edit, addition or removal of a
 //! catalog file makes the cache stale.
 
@@ -14,11 +15,13 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 
 use super::build::{self as store, Written};
+use super::catalogd_content::{self, ContentWriter, LineSpill};
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::load;
 use crate::catalog::model::Model;
 use crate::catalog::property::{BundleObject, Property, TYPE_BUNDLE_OBJECT};
 use crate::serve::proto::cache::Index;
+use crate::serve::runtime::catalogd_files::ALL_FILE;
 use crate::serve::runtime::store::{FORMAT, Store, StoreError};
 
 /// The subdirectory holding our cache; anything else in the cache dir is refused.
@@ -68,15 +71,39 @@ pub fn digest(root: &Path) -> Result<String, CacheError> {
 
 fn digest_files(root: &Path, files: &[PathBuf]) -> Result<String, CacheError> {
     let per_file = crate::parallel::map(files, |path: &PathBuf| {
-        std::fs::read(path)
-            .map(|bytes| file_hash(&bytes))
-            .map_err(|e| format!("read {}: {e}", path.display()))
+        hash_file(path).map_err(|e| format!("read {}: {e}", path.display()))
     });
     let hashes = per_file
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(CacheError::Load)?;
     Ok(combine(root, files, &hashes))
+}
+
+/// [`file_hash`] of the file at `path`, read a buffer at a time: a server checking its cache
+/// at start-up never holds a catalog file.
+fn hash_file(path: &Path) -> std::io::Result<[u8; 32]> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut h = Sha256::new();
+    h.update(len.to_le_bytes());
+    let mut buf = vec![0; 256 << 10];
+    let mut read = 0u64;
+    loop {
+        match file.read(&mut buf)? {
+            0 => break,
+            n => {
+                h.update(&buf[..n]);
+                read += n as u64;
+            }
+        }
+    }
+    match read == len {
+        true => Ok(h.finalize().into()),
+        // Changed while it was read: hash what one read gives.
+        false => std::fs::read(path).map(|bytes| file_hash(&bytes)),
+    }
 }
 
 /// One file's part of the digest: its length and content.
@@ -101,11 +128,20 @@ fn combine(root: &Path, files: &[PathBuf], hashes: &[[u8; 32]]) -> String {
 }
 
 /// Parses and validates the catalog and builds the server's index (with the digest of the
-/// files, hashed as they are read); payloads go to `payloads`.
-fn build<W: Write>(root: &Path, payloads: &mut W) -> Result<Index, CacheError> {
+/// files, hashed as they are read); payloads go to `payloads`, catalogd's content to
+/// `content`.
+fn build<W: Write>(
+    root: &Path,
+    payloads: &mut W,
+    content: &mut ContentWriter,
+) -> Result<Index, CacheError> {
     let started = Instant::now();
     let files = load::catalog_files(root).map_err(|e| CacheError::Load(e.to_string()))?;
-    let (mut cfg, hashes, written) = load_writing_objects(&files, payloads)?;
+    let spill = LineSpill::create(content.dir()).map_err(|source| CacheError::Write {
+        path: content.dir().to_path_buf(),
+        source,
+    })?;
+    let (mut cfg, hashes, written) = load_writing_objects(&files, payloads, content, &spill)?;
     let digest = combine(root, &files, &hashes);
     let loaded = Instant::now();
     let others = std::mem::take(&mut cfg.others);
@@ -140,21 +176,31 @@ fn build<W: Write>(root: &Path, payloads: &mut W) -> Result<Index, CacheError> {
 
 /// Reads, hashes and parses the catalog files on all cores and writes the payload of every
 /// bundle with embedded manifests (`olm.bundle.object`) as its file is parsed, in file order,
-/// keeping only the checked, emptied property in the catalog it returns. A catalog of
-/// embedded manifests (most of a `olm.bundle.object` catalog's bytes) is so never held whole:
-/// peak memory is the graph plus the few files in flight.
+/// keeping only the checked, emptied property in the catalog it returns. catalogd's lines of
+/// each file are made from the same bytes and written to `content` in file order. A catalog
+/// of embedded manifests (most of a `olm.bundle.object` catalog's bytes) is so never held
+/// whole: peak memory is the graph plus the few files in flight.
 fn load_writing_objects<W: Write>(
     files: &[PathBuf],
     payloads: &mut W,
+    content: &mut ContentWriter,
+    spill: &LineSpill,
 ) -> Result<(DeclarativeConfig, Vec<[u8; 32]>, Written), CacheError> {
-    /// One parsed file: its lightened catalog, hash, and the payloads of its bundles with
-    /// manifests (package, name, properties and related images, encoded).
-    type Parsed = (DeclarativeConfig, [u8; 32], Vec<Encoded>);
+    /// One parsed file: its lightened catalog, hash, the payloads of its bundles with
+    /// manifests (package, name, properties and related images, encoded), and its lines of
+    /// catalogd's body.
+    type Parsed = (
+        DeclarativeConfig,
+        [u8; 32],
+        Vec<Encoded>,
+        catalogd_content::FileLines,
+    );
     type Encoded = (String, String, Option<Vec<u8>>, bool);
-    let parse = |path: &PathBuf| -> Result<Parsed, load::LoadError> {
-        let bytes = crate::yaml::read_file(path)?;
+    let parse = |path: &PathBuf| -> Result<Parsed, String> {
+        let bytes = crate::yaml::read_file(path).map_err(|e| e.to_string())?;
         let hash = file_hash(&bytes);
-        let mut cfg = load::load_bytes(path, &bytes)?;
+        let mut cfg = load::load_bytes(path, &bytes).map_err(|e| e.to_string())?;
+        let lines = catalogd_content::file_lines(path, &bytes, spill).map_err(|e| e.to_string())?;
         drop(bytes);
         let mut encoded = Vec::new();
         for b in &mut cfg.bundles {
@@ -177,32 +223,39 @@ fn load_writing_objects<W: Write>(
                 }
             }
         }
-        Ok((cfg, hash, encoded))
+        Ok((cfg, hash, encoded, lines))
     };
     let mut cfg = DeclarativeConfig::default();
     let mut hashes = Vec::with_capacity(files.len());
     let mut written = Written::default();
     let mut errors = Vec::new();
     // A failed payload write (a full disk) stops the parsing; parse errors are all collected.
-    let wrote = crate::parallel::try_for_each_ordered(files, 4, parse, |parsed| {
-        match parsed {
-            Err(e) => errors.push(e.to_string()),
-            Ok((part, hash, encoded)) => {
-                cfg.merge(part);
-                hashes.push(hash);
-                for (package, name, bytes, stub) in encoded {
-                    written.record(payloads, package, name, bytes, stub)?;
+    // Two files ahead, one per core: a parsed file holds its decoded manifests until written,
+    // and the build waits on the gzip stream, not on parsing.
+    let wrote: Result<(), CacheError> =
+        crate::parallel::try_for_each_ordered(files, 2, parse, |parsed| {
+            match parsed {
+                Err(e) => errors.push(e),
+                // After an error nothing more is written: the build fails.
+                Ok(_) if !errors.is_empty() => {}
+                Ok((part, hash, encoded, lines)) => {
+                    cfg.merge(part);
+                    hashes.push(hash);
+                    let failed = |file: &str| {
+                        let path = PathBuf::from(file);
+                        |source| CacheError::Write { path, source }
+                    };
+                    for (package, name, bytes, stub) in encoded {
+                        written
+                            .record(payloads, package, name, bytes, stub)
+                            .map_err(failed(PAYLOAD_FILE))?;
+                    }
+                    content.append(lines, spill).map_err(failed(ALL_FILE))?;
                 }
             }
-        }
-        Ok(())
-    });
-    if let Err(source) = wrote {
-        return Err(CacheError::Write {
-            path: PathBuf::from(PAYLOAD_FILE),
-            source,
+            Ok(())
         });
-    }
+    wrote?;
     if !errors.is_empty() {
         return Err(CacheError::Load(errors.join("\n")));
     }
@@ -271,21 +324,33 @@ pub fn build_cache_with(
     let tmp_payload = dir.join(format!(".{PAYLOAD_FILE}.tmp{}", std::process::id()));
     let file = std::fs::File::create(&tmp_payload).map_err(werr(&tmp_payload))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    let index = match build(root, &mut w) {
+    let mut content = ContentWriter::create(&dir).map_err(werr(&dir))?;
+    let index = match build(root, &mut w, &mut content) {
         Ok(i) => i,
         Err(e) => {
             drop(w);
             let _ = std::fs::remove_file(&tmp_payload);
-            // `build` knows only that it wrote the payloads: name the file.
+            content.abandon();
+            // `build` knows only which file it was writing: name it in the cache.
             return Err(match e {
-                CacheError::Write { source, .. } => CacheError::Write {
-                    path: tmp_payload,
+                CacheError::Write { path, source } if path == Path::new(PAYLOAD_FILE) => {
+                    CacheError::Write {
+                        path: tmp_payload,
+                        source,
+                    }
+                }
+                CacheError::Write { path, source } => CacheError::Write {
+                    path: dir.join(path),
                     source,
                 },
                 e => e,
             });
         }
     };
+    // catalogd's content is complete before the index exists, as the payloads are.
+    content
+        .finish(durability == Durability::Durable)
+        .map_err(werr(&dir.join(ALL_FILE)))?;
     let file = w.into_inner().map_err(|e| CacheError::Write {
         path: tmp_payload.clone(),
         source: e.into_error(),
@@ -352,6 +417,12 @@ pub enum Integrity {
     Enforce,
     /// A stale or missing cache is rebuilt.
     Rebuild,
+}
+
+/// Where catalogd's content lies in `cache_dir` (see
+/// [`crate::serve::runtime::catalogd::CatalogContent::open`]).
+pub fn content_dir(cache_dir: &Path) -> PathBuf {
+    cache_dir.join(CACHE_SUBDIR)
 }
 
 /// Opens the store from `cache_dir`, checking the digest against `root` and rebuilding or

@@ -7,6 +7,9 @@
 //! the order the files are walked. Responses follow Go's `http.ServeContent` as catalogd uses
 //! it: `Last-Modified`, `If-Modified-Since` -> 304, one `Range` -> 206 (or 416), gzip when
 //! asked, `405` for other methods, `404 page not found` for other paths.
+//!
+//! Every body streams from the cache's files ([`super::catalogd_files`]): the server holds
+//! none of the catalog, whatever its size.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,59 +18,43 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::Response;
-use bytes::Bytes;
 
+use super::catalogd_files::{ContentError, ContentFiles, Spans};
 use crate::grammar::k8s_names;
 
-/// One blob's place in the body, for `/api/v1/metas`.
-#[derive(Debug, Clone)]
-pub struct Meta {
-    pub schema: String,
-    pub package: String,
-    pub name: String,
-    pub start: usize,
-    pub end: usize,
-}
-
-/// What the HTTP API serves: the catalog's name and its content, prepared once.
+/// What the HTTP API serves: the catalog's name and its content files in the cache.
 #[derive(Debug)]
 pub struct CatalogContent {
     name: String,
-    all: Bytes,
-    metas: Vec<Meta>,
-    /// The moment the content was prepared (catalogd: when it unpacked the image), whole
+    files: ContentFiles,
+    /// The moment the content was opened (catalogd: when it unpacked the image), whole
     /// seconds as HTTP dates carry.
     last_modified: SystemTime,
-    /// `all` gzip-compressed, made by the first request that asks for it (compressing tens
-    /// of megabytes takes about a second; every later request reuses it).
-    all_gzip: std::sync::OnceLock<Bytes>,
 }
 
 impl CatalogContent {
-    /// The content of catalog `name`: `all` is the body of `/api/v1/all` (one JSON line per
-    /// blob), `metas` each blob's place in it. Last-Modified is now.
-    pub fn new(name: &str, all: Vec<u8>, metas: Vec<Meta>) -> CatalogContent {
+    /// The content of catalog `name` from the cache directory `dir` (the index build wrote
+    /// it there). Last-Modified is now.
+    pub fn open(name: &str, dir: &Path) -> Result<CatalogContent, ContentError> {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        CatalogContent {
+        Ok(CatalogContent {
             name: name.to_string(),
-            all: Bytes::from(all),
-            metas,
+            files: ContentFiles::open(dir)?,
             last_modified: UNIX_EPOCH + Duration::from_secs(now),
-            all_gzip: std::sync::OnceLock::new(),
-        }
+        })
     }
 
     /// The size of `/api/v1/all`'s body.
-    pub fn len(&self) -> usize {
-        self.all.len()
+    pub fn len(&self) -> u64 {
+        self.files.all.len
     }
 
     /// Whether the catalog has no blob.
     pub fn is_empty(&self) -> bool {
-        self.all.is_empty()
+        self.len() == 0
     }
 }
 
@@ -208,12 +195,17 @@ pub async fn serve_tls(
 pub fn router(content: Arc<CatalogContent>) -> axum::Router {
     axum::Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap| {
         let content = content.clone();
-        async move { handle(&content, &method, &uri, &headers) }
+        async move { handle(content, &method, &uri, &headers).await }
     })
 }
 
 /// Answers one request as catalogd does.
-pub fn handle(c: &CatalogContent, method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
+pub async fn handle(
+    c: Arc<CatalogContent>,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Response {
     let path = uri.path();
     let Some(rest) = path.strip_prefix("/catalogs/") else {
         return text(StatusCode::NOT_FOUND, "404 page not found\n");
@@ -242,21 +234,29 @@ pub fn handle(c: &CatalogContent, method: &Method, uri: &Uri, headers: &HeaderMa
     if name != c.name {
         return text(StatusCode::NOT_FOUND, "404 Not Found\n");
     }
-    let body = if metas {
-        match filter(c, uri.query().unwrap_or_default()) {
-            Ok(b) => b,
+    let want = match metas {
+        true => match wanted(uri.query().unwrap_or_default()) {
+            Ok(w) => Some(w),
             Err(()) => return text(StatusCode::BAD_REQUEST, "Bad Request\n"),
-        }
-    } else {
-        c.all.clone()
+        },
+        false => None,
     };
-    serve_content(c, body, !metas, method == Method::HEAD, headers)
+    let head = method == Method::HEAD;
+    match serve_content(c, want, head, headers).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "catalogd API: reading the content");
+            text(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n")
+        }
+    }
 }
 
-/// The blobs `/api/v1/metas` selects: every given parameter (`schema`, `package`, `name`)
-/// must match; any other parameter is a bad request.
-fn filter(c: &CatalogContent, query: &str) -> Result<Bytes, ()> {
-    let mut want: [Option<String>; 3] = [None, None, None];
+/// The `schema`, `package` and `name` a `/api/v1/metas` query asks for (each blob must match
+/// every one given); any other parameter is a bad request.
+type Wanted = [Option<String>; 3];
+
+fn wanted(query: &str) -> Result<Wanted, ()> {
+    let mut want: Wanted = [None, None, None];
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         let slot = match k {
@@ -267,18 +267,7 @@ fn filter(c: &CatalogContent, query: &str) -> Result<Bytes, ()> {
         };
         want[slot] = Some(percent_decode(v));
     }
-    let mut out = Vec::new();
-    for m in &c.metas {
-        let fields = [&m.schema, &m.package, &m.name];
-        if want
-            .iter()
-            .zip(fields)
-            .all(|(w, f)| w.as_ref().is_none_or(|w| w == f))
-        {
-            out.extend_from_slice(&c.all[m.start..m.end]);
-        }
-    }
-    Ok(Bytes::from(out))
+    Ok(want)
 }
 
 /// `%XX` and `+` as in a query string.
@@ -326,15 +315,15 @@ fn text(status: StatusCode, body: &str) -> Response {
     r
 }
 
-/// Go's `http.ServeContent` for `body`, plus catalogd's gzip (`whole`: `body` is `all`, whose
-/// compressed form is kept).
-fn serve_content(
-    c: &CatalogContent,
-    body: Bytes,
-    whole: bool,
+/// Go's `http.ServeContent` for `/api/v1/all` (`want` is `None`) or the blobs a
+/// `/api/v1/metas` query selects, plus catalogd's gzip (`all`'s compressed form is a file of
+/// the cache; a selection is compressed per request). Bodies stream from the cache's files.
+async fn serve_content(
+    c: Arc<CatalogContent>,
+    want: Option<Wanted>,
     head: bool,
     headers: &HeaderMap,
-) -> Response {
+) -> Result<Response, ContentError> {
     let last_modified = http_date(c.last_modified);
     let base = |status: StatusCode| {
         let mut r = Response::new(Body::empty());
@@ -353,37 +342,61 @@ fn serve_content(
         .and_then(parse_http_date)
         && c.last_modified <= since
     {
-        return base(StatusCode::NOT_MODIFIED);
+        return Ok(base(StatusCode::NOT_MODIFIED));
     }
+    let whole = want.is_none();
+    let spans = match want {
+        None => Spans::whole(c.files.all.len),
+        Some(want) => {
+            let content = c.clone();
+            blocking(move || {
+                content.files.select(|m| {
+                    let fields = [&m.schema, &m.package, &m.name];
+                    want.iter()
+                        .zip(fields)
+                        .all(|(w, f)| w.as_ref().is_none_or(|w| w == f))
+                })
+            })
+            .await?
+        }
+    };
+    let len = spans.len();
     let range = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
     let gzip = range.is_none()
         && headers
             .get(header::ACCEPT_ENCODING)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
-    let (status, bytes, content_range) = match range {
-        None => (StatusCode::OK, body, None),
-        Some(spec) => match byte_range(spec, body.len()) {
+    let (status, spans, content_range) = match range {
+        None => (StatusCode::OK, spans, None),
+        Some(spec) => match byte_range(spec, len) {
             Some((a, b)) => (
                 StatusCode::PARTIAL_CONTENT,
-                body.slice(a..=b),
-                Some(format!("bytes {a}-{b}/{}", body.len())),
+                spans.slice(a, b),
+                Some(format!("bytes {a}-{b}/{len}")),
             ),
             None => {
                 let mut r = base(StatusCode::RANGE_NOT_SATISFIABLE);
                 r.headers_mut().insert(
                     header::CONTENT_RANGE,
-                    HeaderValue::from_str(&format!("bytes */{}", body.len()))
+                    HeaderValue::from_str(&format!("bytes */{len}"))
                         .expect("digits are a header value"),
                 );
-                return r;
+                return Ok(r);
             }
         },
     };
-    let bytes = match (gzip, whole) {
-        (false, _) => bytes,
-        (true, true) => c.all_gzip.get_or_init(|| gzipped(&bytes)).clone(),
-        (true, false) => gzipped(&bytes),
+    let all = c.files.all.file.clone();
+    let (length, body) = match (gzip, whole) {
+        (false, _) => (spans.len(), spans.body(all)),
+        (true, true) => {
+            let gz = &c.files.gzip;
+            (gz.len, Spans::whole(gz.len).body(gz.file.clone()))
+        }
+        (true, false) => {
+            let spool = blocking(move || spans.gzip(&all).map_err(io_error)).await?;
+            (spool.len(), spool.body())
+        }
     };
     let mut r = base(status);
     let h = r.headers_mut();
@@ -392,7 +405,7 @@ fn serve_content(
         HeaderValue::from_static("application/jsonl"),
     );
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
     if gzip {
         h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }
@@ -403,21 +416,27 @@ fn serve_content(
         );
     }
     if !head {
-        *r.body_mut() = Body::from(bytes);
+        *r.body_mut() = body;
     }
-    r
+    Ok(r)
 }
 
-fn gzipped(bytes: &[u8]) -> Bytes {
-    use std::io::Write as _;
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(bytes).expect("writing to memory");
-    Bytes::from(e.finish().expect("writing to memory"))
+/// Runs file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ContentError> + Send + 'static,
+) -> Result<T, ContentError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(io_error(std::io::Error::other(e))))
+}
+
+fn io_error(source: std::io::Error) -> ContentError {
+    ContentError::Request(source)
 }
 
 /// One `bytes=` range of a body of `len` bytes (`a-b`, `a-`, `-n`), inclusive; `None` when it
 /// is not satisfiable or not a single byte range.
-fn byte_range(spec: &str, len: usize) -> Option<(usize, usize)> {
+fn byte_range(spec: &str, len: u64) -> Option<(u64, u64)> {
     let r = spec.strip_prefix("bytes=")?.trim();
     if r.contains(',') || len == 0 {
         return None;
@@ -425,20 +444,20 @@ fn byte_range(spec: &str, len: usize) -> Option<(usize, usize)> {
     let (a, b) = r.split_once('-')?;
     let (a, b) = (a.trim(), b.trim());
     if a.is_empty() {
-        let n: usize = b.parse().ok()?;
+        let n: u64 = b.parse().ok()?;
         if n == 0 {
             return None;
         }
         return Some((len.saturating_sub(n), len - 1));
     }
-    let a: usize = a.parse().ok()?;
+    let a: u64 = a.parse().ok()?;
     if a >= len {
         return None;
     }
     let b = if b.is_empty() {
         len - 1
     } else {
-        b.parse::<usize>().ok()?.min(len - 1)
+        b.parse::<u64>().ok()?.min(len - 1)
     };
     (a <= b).then_some((a, b))
 }

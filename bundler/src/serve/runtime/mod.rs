@@ -5,10 +5,12 @@
 //! - [`registry`]: the `api.Registry` RPCs with opm's semantics and error texts.
 //! - [`server`]: the gRPC server: health, reflection, graceful shutdown.
 //! - [`catalogd`]: catalogd's HTTP API (`/api/v1/all`, `/api/v1/metas`), optionally over TLS.
+//! - [`catalogd_files`]: what it serves, as files of the cache read in bounded chunks.
 //! - [`stub_csv`]: the stub ClusterServiceVersion served for `olm.csv.metadata` bundles.
 //! - [`probe`]: the `grpc_health_probe` multi-call mode of the binary.
 
 pub mod catalogd;
+pub mod catalogd_files;
 pub mod probe;
 pub mod registry;
 pub mod server;

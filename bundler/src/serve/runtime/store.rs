@@ -15,7 +15,7 @@ use crate::serve::proto::api;
 use crate::serve::proto::cache::{self, Index};
 
 /// Bumped whenever the index or payload encoding changes; old caches are then rebuilt.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// Why the store could not be read.
 #[derive(Debug, thiserror::Error)]
