@@ -30,7 +30,7 @@ pub enum CatalogRenderError {
         reference: String,
         configs: String,
         #[source]
-        source: RenderError,
+        source: Box<RenderError>,
     },
     #[error(
         "{0}: neither a catalog image (no {CONFIGS_LABEL} label) nor a bundle image (no manifests/ and metadata/)"
@@ -187,7 +187,7 @@ fn in_image(image: &Option<(String, String)>, source: RenderError) -> CatalogRen
         Some((reference, configs)) => CatalogRenderError::CatalogImage {
             reference: reference.clone(),
             configs: configs.clone(),
-            source,
+            source: Box::new(source),
         },
         None => CatalogRenderError::Render(source),
     }
