@@ -15,6 +15,7 @@ mod bundle;
 mod catalog;
 mod catalog_args;
 mod catalog_filter;
+mod catalog_mirror;
 mod catalog_opm;
 mod deploy;
 mod image;
@@ -156,6 +157,15 @@ pub enum CatalogCommand {
         after_help = "Examples:\n  olm catalog filter quay.io/org/catalog:v1 -o filtered --package my-operator --channel stable --min-version 1.2.0\n  olm catalog filter catalog/ -o filtered --config imageset-config.yaml\n  olm catalog filter catalog/ -o filtered --package my-operator --upgrade-from 1.0.0"
     )]
     Filter(catalog_filter::FilterCmdArgs),
+    /// Copy a filtered catalog and every image it needs into another registry, or onto a disk
+    /// and from there into a registry; writes ImageDigestMirrorSet, CatalogSource and
+    /// ClusterCatalog for the cluster.
+    #[command(after_help = "Examples:
+  olm catalog mirror quay.io/org/catalog:v1 --to mirror.local:5000/olm --package my-operator
+  olm catalog mirror quay.io/org/catalog:v1 --to-archive /media/usb/mirror --config imageset-config.yaml
+  olm catalog mirror --from-archive /media/usb/mirror --to mirror.local:5000/olm
+  olm catalog mirror catalog/ --to registry.internal/olm --rewrite-references")]
+    Mirror(Box<catalog_mirror::MirrorArgs>),
     /// Add a released bundle to a package's template and re-render the package.
     #[command(
         after_help = "Examples:\n  olm catalog add catalog/ --bundle bundle/ --image quay.io/org/my-operator-bundle:v0.2.0 --channels candidate,fast"
@@ -209,6 +219,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             CatalogCommand::UpgradePath(a) => catalog::upgrade_cmd(a),
             CatalogCommand::Add(a) => catalog::add_cmd(a),
             CatalogCommand::Filter(a) => catalog_filter::filter_cmd(a).await,
+            CatalogCommand::Mirror(a) => catalog_mirror::mirror_cmd(*a).await,
             CatalogCommand::Build(a) => serve::catalog_build(a).await,
             CatalogCommand::Serve(a) => serve::run(a).await,
             CatalogCommand::CheckUpgrades(a) => Ok(upgrade_check::check_upgrades(a)),

@@ -14,6 +14,7 @@ pub mod catalog_validate;
 pub mod deploy_generate;
 pub mod image_output;
 pub mod install;
+pub mod mirror;
 pub mod olmv1;
 pub mod progress;
 pub mod prompt;

@@ -1,0 +1,115 @@
+//! `olm catalog mirror`: a filtered catalog and every image it needs, into another registry
+//! or onto a disk and from there into a registry.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use olm_bundler::ops::catalog_filter::Selection;
+use olm_bundler::ops::mirror::plan::Destination;
+use olm_bundler::ops::mirror::{self, MirrorError, MirrorFrom, MirrorRequest, MirrorTo};
+
+use super::args::RegistryArgs;
+use super::catalog_args::FilterArgs;
+use super::output::{exit, failure, usage};
+
+#[derive(Debug, Args)]
+pub struct MirrorArgs {
+    /// The catalog: a directory, or an image (`oci:<dir>[:tag]`, a registry reference). With
+    /// --config and no SOURCE, every catalog the file lists.
+    #[arg(required_unless_present_any = ["from_archive", "config"])]
+    pub source: Option<String>,
+    /// Mirror into this registry, under this repository prefix (`host[:port][/prefix]`).
+    #[arg(
+        long,
+        value_name = "REGISTRY[/PREFIX]",
+        required_unless_present = "to_archive"
+    )]
+    pub to: Option<String>,
+    /// Mirror onto disk instead: a directory to carry to the inside network.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["to", "from_archive", "rewrite_references"])]
+    pub to_archive: Option<PathBuf>,
+    /// Mirror what a --to-archive run stored into --to (the source registry is not needed).
+    #[arg(long, value_name = "DIR", conflicts_with = "source")]
+    pub from_archive: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Leave out images matching this regular expression (repeatable; as blockedImages).
+    #[arg(long = "exclude", value_name = "PATTERN")]
+    pub excludes: Vec<String>,
+    /// Make the mirrored catalog name the mirrored images (clusters without
+    /// ImageDigestMirrorSet support: plain Kubernetes, OLM v1 anywhere).
+    #[arg(long)]
+    pub rewrite_references: bool,
+    /// Where idms.yaml, itms.yaml, catalogsource.yaml, clustercatalog.yaml and mapping.txt go.
+    #[arg(long, default_value = "olm-mirror", value_name = "DIR")]
+    pub output: PathBuf,
+    /// Push the catalog even when images could not be copied (listed; exit code 1).
+    #[arg(long)]
+    pub continue_on_error: bool,
+    /// The mirrored catalog image's repository path [default: the source's].
+    #[arg(long, value_name = "PATH")]
+    pub target_catalog: Option<String>,
+    /// The mirrored catalog image's tag [default: the source's, or latest].
+    #[arg(long, value_name = "TAG")]
+    pub target_tag: Option<String>,
+    /// Name of the CatalogSource, ClusterCatalog and mirror sets [default: from the catalog].
+    #[arg(long, value_name = "NAME")]
+    pub catalog_name: Option<String>,
+    /// Namespace of the CatalogSource.
+    #[arg(long, default_value = "openshift-marketplace", value_name = "NS")]
+    pub catalog_namespace: String,
+    /// The olm binary the mirrored catalog image serves with [default: this olm]; repeat
+    /// with other architectures' builds for a multi-platform catalog image.
+    #[arg(long, value_name = "PATH")]
+    pub olm_binary: Vec<PathBuf>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
+    let to = match (&a.to, &a.to_archive) {
+        (_, Some(dir)) => MirrorTo::Archive(dir.clone()),
+        (Some(t), None) => match Destination::parse(t) {
+            Ok(d) => MirrorTo::Registry(d),
+            Err(e) => return Ok(usage(format!("--to {e}"))),
+        },
+        (None, None) => return Ok(usage("--to REGISTRY[/PREFIX] or --to-archive DIR")),
+    };
+    let from = match &a.from_archive {
+        Some(dir) => MirrorFrom::Archive(dir.clone()),
+        None => match Selection::new(a.filter.config.clone(), &a.filter.flags()) {
+            Ok(selection) => MirrorFrom::Catalog {
+                source: a.source.clone(),
+                selection,
+            },
+            Err(e) => return Ok(usage(e)),
+        },
+    };
+    let olm_binaries = match a.olm_binary.is_empty() {
+        false => a.olm_binary.clone(),
+        true => vec![std::env::current_exe()?],
+    };
+    let req = MirrorRequest {
+        from,
+        to,
+        excludes: a.excludes,
+        rewrite_references: a.rewrite_references,
+        output: a.output,
+        continue_on_error: a.continue_on_error,
+        target_catalog: a.target_catalog,
+        target_tag: a.target_tag,
+        catalog_name: a.catalog_name,
+        catalog_namespace: a.catalog_namespace,
+        olm_binaries,
+        registry: a.registry.options()?,
+    };
+    match mirror::mirror(&req).await {
+        Ok(report) => {
+            eprint!("{}", report.text());
+            Ok(exit(report.failed()))
+        }
+        Err(MirrorError::Usage(msg)) => Ok(usage(msg)),
+        Err(e) => Ok(failure(e)),
+    }
+}

@@ -1,0 +1,186 @@
+//! A mirror on disk, to carry into an air-gapped network: plain files, `tar` them if a
+//! single file travels better.
+//!
+//! ```text
+//! ARCHIVE/olm-mirror.json     what it holds (this module), written last
+//! ARCHIVE/images/             one OCI image layout with every image; each entry's
+//!                             org.opencontainers.image.ref.name is the image's reference as
+//!                             the catalog writes it, so blobs shared by images are stored once
+//! ARCHIVE/catalogs/<n>/       each filtered catalog, as a catalog directory
+//! ```
+//!
+//! A second run into the same archive adds what is new and keeps the rest.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::atomic_write;
+
+pub const MANIFEST: &str = "olm-mirror.json";
+pub const IMAGES: &str = "images";
+pub const CATALOGS: &str = "catalogs";
+
+/// `olm-mirror.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Manifest {
+    /// The format's version.
+    pub version: u32,
+    pub catalogs: Vec<ArchivedCatalog>,
+}
+
+/// One catalog of an archive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArchivedCatalog {
+    /// The source catalog as named when it was archived (an image or a directory).
+    pub source: String,
+    /// The repository path the mirrored catalog image gets (under the destination).
+    pub target_repository: String,
+    pub target_tag: String,
+    /// The filtered catalog, relative to the archive.
+    pub catalog_dir: PathBuf,
+    /// Every image the catalog needs that the archive holds, by its reference.
+    pub images: Vec<ArchivedImage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArchivedImage {
+    /// As the catalog writes it; the entry's name in `images/`.
+    pub reference: String,
+    /// The digest the archive holds for it (an index's, for a multi-platform image).
+    pub digest: String,
+    /// The bundles that use it (`package/bundle`).
+    pub used_by: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("{}: not a mirror archive (no {MANIFEST}); make one with olm catalog mirror SOURCE --to-archive DIR", dir.display())]
+    NotAnArchive { dir: PathBuf },
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a mirror archive manifest: {source}")]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{path}: version {version} of the archive format; this olm reads version 1")]
+    Version { path: PathBuf, version: u32 },
+    #[error(transparent)]
+    Write(#[from] atomic_write::WriteError),
+}
+
+impl Manifest {
+    /// The manifest of the archive `dir`; `None` when the directory holds none yet.
+    pub fn read(dir: &Path) -> Result<Option<Manifest>, ArchiveError> {
+        let path = dir.join(MANIFEST);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(ArchiveError::Read { path, source }),
+        };
+        let m: Manifest = serde_json::from_slice(&bytes).map_err(|source| ArchiveError::Json {
+            path: path.clone(),
+            source,
+        })?;
+        if m.version != 1 {
+            return Err(ArchiveError::Version {
+                path,
+                version: m.version,
+            });
+        }
+        Ok(Some(m))
+    }
+
+    /// The manifest of an archive to read from: it must exist.
+    pub fn open(dir: &Path) -> Result<Manifest, ArchiveError> {
+        Manifest::read(dir)?.ok_or_else(|| ArchiveError::NotAnArchive {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Adds (or replaces, for the same source) a catalog's entry.
+    pub fn put(&mut self, catalog: ArchivedCatalog) {
+        self.version = 1;
+        match self
+            .catalogs
+            .iter_mut()
+            .find(|c| c.source == catalog.source)
+        {
+            Some(c) => *c = catalog,
+            None => self.catalogs.push(catalog),
+        }
+    }
+
+    /// Where the next catalog's directory goes (`catalogs/<n>`), or the one `source` had.
+    pub fn catalog_dir_for(&self, source: &str) -> PathBuf {
+        match self.catalogs.iter().find(|c| c.source == source) {
+            Some(c) => c.catalog_dir.clone(),
+            None => Path::new(CATALOGS).join(self.catalogs.len().to_string()),
+        }
+    }
+
+    /// Writes the manifest, atomically (after everything it names).
+    pub fn write(&self, dir: &Path) -> Result<(), ArchiveError> {
+        let mut bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
+        bytes.push(b'\n');
+        atomic_write::write_atomic(&dir.join(MANIFEST), &bytes)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests_round_trip_and_replace_a_catalog_by_source() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Manifest::read(dir.path()).unwrap().is_none());
+        assert!(
+            Manifest::open(dir.path())
+                .unwrap_err()
+                .to_string()
+                .contains("--to-archive")
+        );
+        let mut m = Manifest::default();
+        let entry = |n: usize| ArchivedCatalog {
+            source: "quay.io/x/cat:v1".into(),
+            target_repository: "x/cat".into(),
+            target_tag: "v1".into(),
+            catalog_dir: "catalogs/0".into(),
+            images: (0..n)
+                .map(|i| ArchivedImage {
+                    reference: format!("quay.io/x/b{i}:v1"),
+                    digest: "sha256:0".into(),
+                    used_by: vec![],
+                })
+                .collect(),
+        };
+        assert_eq!(
+            m.catalog_dir_for("quay.io/x/cat:v1"),
+            Path::new("catalogs/0")
+        );
+        m.put(entry(1));
+        m.put(entry(2));
+        assert_eq!(m.catalogs.len(), 1);
+        assert_eq!(m.catalog_dir_for("other"), Path::new("catalogs/1"));
+        m.write(dir.path()).unwrap();
+        assert_eq!(Manifest::open(dir.path()).unwrap(), m);
+        std::fs::write(dir.path().join(MANIFEST), r#"{"version":2,"catalogs":[]}"#).unwrap();
+        assert!(
+            Manifest::open(dir.path())
+                .unwrap_err()
+                .to_string()
+                .contains("version 2")
+        );
+    }
+}

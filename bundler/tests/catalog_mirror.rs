@@ -1,0 +1,695 @@
+//! `olm catalog mirror` against real registries (several at once, Debian's docker-registry),
+//! with skopeo as the independent reader: a filtered catalog and exactly the images its kept
+//! bundles need copied by digest (an index whole), the cluster files, the rebuilt catalog
+//! image, a second run that moves nothing, a disk archive mirrored on with the source
+//! registry stopped, rewritten references, blocked images, an image that cannot be pulled, and
+//! a run killed mid-upload that a re-run completes.
+
+#[path = "support/foreign_elf.rs"]
+mod foreign_elf;
+#[path = "support/registry.rs"]
+mod registry;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use registry::{Registry, Variant, have, skopeo};
+use serde_json::{Value, json};
+
+fn olm(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_olm"));
+    c.env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .env_remove("OLM_REGISTRY_CREDS")
+        .env("HOME", home)
+        .env("XDG_RUNTIME_DIR", home.join("run"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("SOURCE_DATE_EPOCH", "1700000000");
+    c
+}
+
+fn ok(out: Output, what: &str) -> (String, String) {
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{o}\n{e}",
+        out.status
+    );
+    (o, e)
+}
+
+fn digest_of(pinned: &str) -> String {
+    pinned
+        .trim()
+        .rsplit_once('@')
+        .expect("pinned")
+        .1
+        .to_string()
+}
+
+/// The manifest digest skopeo reads for `image` (raw bytes hashed), or `None` when absent.
+fn remote_digest(reg: &Registry, image: &str) -> Option<String> {
+    use sha2::Digest as _;
+    let mut args = vec!["inspect".to_string(), "--raw".into()];
+    args.extend(reg.skopeo_inspect_args());
+    args.push(format!("docker://{image}"));
+    let out = skopeo(&args);
+    out.status
+        .success()
+        .then(|| format!("sha256:{}", hex::encode(sha2::Sha256::digest(&out.stdout))))
+}
+
+/// What the test catalog references, as built into the source registry.
+struct Fixture {
+    home: tempfile::TempDir,
+    catalog: PathBuf,
+    /// `name -> pinned reference in the source registry`.
+    images: std::collections::BTreeMap<String, String>,
+}
+
+/// A bundle image of package `pkg` (one ConfigMap), pushed to `reg`; its pinned reference.
+fn bundle_image(home: &Path, reg: &Registry, pkg: &str, version: &str) -> String {
+    let dir = home.join(format!("b-{pkg}-{version}"));
+    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+    std::fs::create_dir_all(dir.join("metadata")).unwrap();
+    std::fs::write(
+        dir.join("manifests/cm.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {pkg}-{version}}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("metadata/annotations.yaml"),
+        format!(
+            "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: {pkg}\n  operators.operatorframework.io.bundle.channels.v1: stable\n"
+        ),
+    )
+    .unwrap();
+    let out = olm(home)
+        .args(["bundle", "build"])
+        .arg(&dir)
+        .args([
+            "-t",
+            &reg.image(&format!("org/{pkg}-bundle:v{version}")),
+            "--push",
+        ])
+        .args(reg.olm_args())
+        .output()
+        .unwrap();
+    ok(out, "bundle build").0.trim().to_string()
+}
+
+fn bundle_blob(pkg: &str, version: &str, image: &str, related: &[&str]) -> Value {
+    json!({
+        "schema": "olm.bundle",
+        "name": format!("{pkg}.v{version}"),
+        "package": pkg,
+        "image": image,
+        "properties": [{"type": "olm.package", "value": {"packageName": pkg, "version": version}}],
+        "relatedImages": related.iter().map(|i| json!({"name": "", "image": i})).collect::<Vec<_>>(),
+    })
+}
+
+/// Two packages in the source registry: `alpha` (1.0.0 -> 1.1.0 in `stable`; 1.1.0 uses an
+/// operator image by digest, a multi-platform image and an image by tag) and `beta` (2.0.0).
+fn fixture(src: &Registry) -> Option<Fixture> {
+    let arm = foreign_elf::busybox("arm64")?;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut images = std::collections::BTreeMap::new();
+    for (pkg, v) in [("alpha", "1.0.0"), ("alpha", "1.1.0"), ("beta", "2.0.0")] {
+        images.insert(format!("{pkg}-{v}"), bundle_image(h, src, pkg, v));
+    }
+    let build = |args: &[&Path], tag: &str| {
+        let mut c = olm(h);
+        c.args(["image", "build", "--no-ca-certs"]);
+        for b in args {
+            c.arg("--binary").arg(b);
+        }
+        c.args(["-t", &src.image(tag), "--push"]);
+        ok(c.output().unwrap(), "image build").0.trim().to_string()
+    };
+    let olm_bin = PathBuf::from(env!("CARGO_BIN_EXE_olm"));
+    images.insert(
+        "operator".into(),
+        build(&[Path::new("/bin/true")], "org/operator:v1"),
+    );
+    images.insert("multi".into(), build(&[&olm_bin, &arm], "org/multi:v1"));
+    build(&[Path::new("/bin/echo")], "org/tagged:v1");
+    images.insert("tagged".into(), src.image("org/tagged:v1"));
+
+    let catalog = h.join("catalog");
+    for pkg in ["alpha", "beta"] {
+        std::fs::create_dir_all(catalog.join(pkg)).unwrap();
+    }
+    let alpha = [
+        json!({"schema": "olm.package", "name": "alpha", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "name": "stable", "package": "alpha", "entries": [
+            {"name": "alpha.v1.0.0"}, {"name": "alpha.v1.1.0", "replaces": "alpha.v1.0.0"}]}),
+        bundle_blob(
+            "alpha",
+            "1.0.0",
+            &images["alpha-1.0.0"],
+            &[&images["alpha-1.0.0"], &images["operator"]],
+        ),
+        bundle_blob(
+            "alpha",
+            "1.1.0",
+            &images["alpha-1.1.0"],
+            &[
+                &images["alpha-1.1.0"],
+                &images["operator"],
+                &images["multi"],
+                &images["tagged"],
+            ],
+        ),
+    ];
+    let beta = [
+        json!({"schema": "olm.package", "name": "beta", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "name": "stable", "package": "beta", "entries": [{"name": "beta.v2.0.0"}]}),
+        bundle_blob(
+            "beta",
+            "2.0.0",
+            &images["beta-2.0.0"],
+            &[&images["beta-2.0.0"]],
+        ),
+    ];
+    for (pkg, blobs) in [("alpha", &alpha[..]), ("beta", &beta[..])] {
+        let text: String = blobs
+            .iter()
+            .map(|b| serde_json::to_string_pretty(b).unwrap() + "\n")
+            .collect();
+        std::fs::write(catalog.join(pkg).join("catalog.json"), text).unwrap();
+    }
+    Some(Fixture {
+        home,
+        catalog,
+        images,
+    })
+}
+
+/// Where `image` of the source registry lands under `to` (the repository path kept).
+fn moved(image: &str, src: &Registry, to: &str) -> String {
+    format!(
+        "{to}/{}",
+        image.strip_prefix(&format!("{}/", src.addr)).unwrap()
+    )
+}
+
+fn tools() -> bool {
+    have("docker-registry") && have("skopeo")
+}
+
+#[test]
+fn mirror_to_a_registry_copies_what_the_kept_bundles_need_and_writes_the_cluster_files() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Htpasswd),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let to = dst.image("mirror");
+    let out_dir = h.join("out");
+    let run = || {
+        olm(h)
+            .args(["catalog", "mirror"])
+            .arg(&f.catalog)
+            .args(["--to", &to, "--package", "alpha", "--output"])
+            .arg(&out_dir)
+            .args(dst.olm_args())
+            .output()
+            .unwrap()
+    };
+    let (_, err) = ok(run(), "mirror");
+
+    // The head of alpha's channel and what it uses, by digest; nothing of 1.0.0 or beta.
+    for name in ["alpha-1.1.0", "operator", "multi"] {
+        let image = &f.images[name];
+        let dest = moved(image, &src, &to);
+        assert_eq!(
+            remote_digest(&dst, &dest).as_deref(),
+            Some(digest_of(image).as_str()),
+            "{name} mirrored by digest"
+        );
+    }
+    assert_eq!(
+        remote_digest(&dst, &moved(&f.images["tagged"], &src, &to)),
+        remote_digest(&src, &f.images["tagged"]),
+        "the tag reference mirrored by tag"
+    );
+    for name in ["alpha-1.0.0", "beta-2.0.0"] {
+        assert_eq!(
+            remote_digest(&dst, &moved(&f.images[name], &src, &to)),
+            None,
+            "{name}"
+        );
+    }
+    // The multi-platform image arrived whole: an arm64 node gets its image.
+    let mut args = vec![
+        "--override-arch".to_string(),
+        "arm64".into(),
+        "inspect".into(),
+        "--no-tags".into(),
+    ];
+    args.extend(dst.skopeo_inspect_args());
+    args.push(format!("docker://{}", moved(&f.images["multi"], &src, &to)));
+    let out = skopeo(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["Architecture"], "arm64");
+
+    // The cluster files.
+    let read = |name: &str| std::fs::read_to_string(out_dir.join(name)).unwrap();
+    let idms = read("idms.yaml");
+    assert!(idms.contains("kind: ImageDigestMirrorSet"), "{idms}");
+    for repo in ["org/alpha-bundle", "org/operator", "org/multi"] {
+        assert!(
+            idms.contains(&format!("source: {}/{repo}\n", src.addr))
+                && idms.contains(&format!("- {to}/{repo}\n")),
+            "{repo} in {idms}"
+        );
+    }
+    assert!(!idms.contains("org/beta-bundle"), "{idms}");
+    let itms = read("itms.yaml");
+    assert!(
+        itms.contains(&format!("source: {}/org/tagged", src.addr)),
+        "{itms}"
+    );
+    let cs = read("catalogsource.yaml");
+    let catalog_image = cs
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix(&format!("{to}/catalog@"))
+                .map(|d| format!("{to}/catalog@{d}"))
+        })
+        .unwrap_or_else(|| panic!("no mirrored catalog image in {cs}"));
+    assert!(cs.contains("namespace: openshift-marketplace"), "{cs}");
+    assert!(read("clustercatalog.yaml").contains(&catalog_image));
+    let mapping = read("mapping.txt");
+    assert!(
+        mapping.contains(&format!(
+            "{}={}\n",
+            f.images["operator"],
+            moved(&f.images["operator"], &src, &to)
+        )),
+        "{mapping}"
+    );
+    assert_eq!(
+        remote_digest(&dst, &catalog_image).as_deref(),
+        Some(digest_of(&catalog_image).as_str())
+    );
+
+    // The mirrored catalog image holds the filtered catalog, which validates.
+    let (rendered, _) = ok(
+        olm(h)
+            .args(["catalog", "render", &catalog_image, "-o", "json"])
+            .args(dst.olm_args())
+            .output()
+            .unwrap(),
+        "render the mirrored catalog",
+    );
+    let bundles: Vec<String> = serde_json::Deserializer::from_str(&rendered)
+        .into_iter::<Value>()
+        .map(Result::unwrap)
+        .filter(|b| b["schema"] == "olm.bundle")
+        .map(|b| b["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        bundles,
+        ["alpha.v1.1.0"],
+        "the head of alpha's channel only"
+    );
+    assert!(
+        err.contains("0 already there") || err.contains("copied"),
+        "{err}"
+    );
+
+    // A second run moves nothing and says so; the registry saw no upload.
+    let uploads = dst.log_text().matches("\"POST /v2/").count();
+    let (_, err) = ok(run(), "second mirror");
+    assert!(err.contains("0 blobs transferred"), "{err}");
+    assert_eq!(dst.log_text().matches("\"POST /v2/").count(), uploads);
+}
+
+#[test]
+fn mirror_through_an_archive_needs_no_source_registry() {
+    if !tools() {
+        return;
+    }
+    let (Some(mut src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let archive = h.join("usb");
+    let to_archive = || {
+        olm(h)
+            .args(["catalog", "mirror"])
+            .arg(&f.catalog)
+            .arg("--to-archive")
+            .arg(&archive)
+            .args(["--full", "--exclude", "org/tagged"])
+            .output()
+            .unwrap()
+    };
+    let (_, err) = ok(to_archive(), "mirror to an archive");
+    assert!(
+        err.contains("left out") && err.contains("org/tagged"),
+        "{err}"
+    );
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(archive.join("olm-mirror.json")).unwrap()).unwrap();
+    let archived = manifest["catalogs"][0]["images"].as_array().unwrap().len();
+    assert_eq!(
+        archived, 5,
+        "every bundle of --full and its images, the tagged one left out"
+    );
+    // Blobs shared by images are stored once: one layout.
+    assert!(archive.join("images/oci-layout").is_file());
+    // A second run adds nothing.
+    let (_, err) = ok(to_archive(), "second mirror to the archive");
+    assert!(err.contains("0 blobs transferred"), "{err}");
+
+    // The source registry goes away; the archive is enough.
+    src.kill();
+    let to = dst.image("inside");
+    let (_, err) = ok(
+        olm(h)
+            .args(["catalog", "mirror", "--from-archive"])
+            .arg(&archive)
+            .args(["--to", &to, "--output"])
+            .arg(h.join("out"))
+            .output()
+            .unwrap(),
+        "mirror from the archive",
+    );
+    for name in [
+        "alpha-1.0.0",
+        "alpha-1.1.0",
+        "beta-2.0.0",
+        "operator",
+        "multi",
+    ] {
+        let image = &f.images[name];
+        assert_eq!(
+            remote_digest(&dst, &moved(image, &src, &to)).as_deref(),
+            Some(digest_of(image).as_str()),
+            "{name}: {err}"
+        );
+    }
+    assert!(
+        std::fs::read_to_string(h.join("out/catalogsource.yaml"))
+            .unwrap()
+            .contains(&to)
+    );
+}
+
+#[test]
+fn rewritten_references_name_the_mirror() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let to = dst.image("rw");
+    let out_dir = h.join("out");
+    ok(
+        olm(h)
+            .args(["catalog", "mirror"])
+            .arg(&f.catalog)
+            .args([
+                "--to",
+                &to,
+                "--rewrite-references",
+                "--target-catalog",
+                "ops/catalog",
+                "--target-tag",
+                "v1",
+            ])
+            .arg("--output")
+            .arg(&out_dir)
+            .output()
+            .unwrap(),
+        "mirror with rewritten references",
+    );
+    assert!(!out_dir.join("idms.yaml").exists(), "nothing to redirect");
+    let catalog = format!("{to}/ops/catalog:v1");
+    let (rendered, _) = ok(
+        olm(h)
+            .args(["catalog", "render", &catalog])
+            .output()
+            .unwrap(),
+        "render",
+    );
+    let cfg: Vec<Value> = serde_json::Deserializer::from_str(&rendered)
+        .into_iter::<Value>()
+        .map(Result::unwrap)
+        .collect();
+    let bundles: Vec<&Value> = cfg.iter().filter(|b| b["schema"] == "olm.bundle").collect();
+    assert!(!bundles.is_empty());
+    for b in bundles {
+        assert!(b["image"].as_str().unwrap().starts_with(&to), "{b}");
+        for r in b["relatedImages"].as_array().unwrap() {
+            assert!(r["image"].as_str().unwrap().starts_with(&to), "{r}");
+        }
+    }
+    let (validated, _) = ok(
+        olm(h)
+            .args(["catalog", "render", &catalog, "-o", "yaml"])
+            .output()
+            .unwrap(),
+        "render yaml",
+    );
+    assert!(validated.contains(&to));
+}
+
+#[test]
+fn an_image_that_cannot_be_pulled_stops_the_run_after_the_rest_are_copied() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    // beta 2.0.0 also needs an image its registry never had.
+    let missing = format!("{}/org/gone@sha256:{}", src.addr, "e".repeat(64));
+    let path = f.catalog.join("beta/catalog.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "\"relatedImages\": [",
+        &format!("\"relatedImages\": [\n    {{\"name\": \"gone\", \"image\": \"{missing}\"}},"),
+    );
+    std::fs::write(&path, text).unwrap();
+    let to = dst.image("m");
+    let run = |extra: &[&str]| {
+        olm(h)
+            .args(["catalog", "mirror"])
+            .arg(&f.catalog)
+            .args(["--to", &to, "--output"])
+            .arg(h.join("out"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&missing) && err.contains("beta/beta.v2.0.0") && err.contains("not found"),
+        "{err}"
+    );
+    // The others were copied; the catalog was not pushed.
+    assert!(remote_digest(&dst, &moved(&f.images["beta-2.0.0"], &src, &to)).is_some());
+    assert!(!h.join("out/catalogsource.yaml").exists());
+
+    let out = run(&["--continue-on-error"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not copied") && err.contains(&missing),
+        "{err}"
+    );
+    assert!(h.join("out/catalogsource.yaml").exists());
+}
+
+/// Whether the registry's storage holds an upload in progress.
+fn uploading(storage: &Path) -> bool {
+    fn walk(p: &Path) -> bool {
+        let Ok(rd) = std::fs::read_dir(p) else {
+            return false;
+        };
+        rd.filter_map(Result::ok).any(|e| {
+            let path = e.path();
+            if e.file_name() == "_uploads" {
+                std::fs::read_dir(&path).is_ok_and(|mut r| r.next().is_some())
+            } else {
+                path.is_dir() && walk(&path)
+            }
+        })
+    }
+    walk(storage)
+}
+
+#[test]
+fn a_mirror_killed_mid_upload_completes_on_a_rerun() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    // A large operator image, so the kill lands mid-upload.
+    let big = h.join("bigbin");
+    let mut data = std::fs::read("/bin/true").unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    data.extend((0..64 * 1024 * 1024).map(|_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state as u8
+    }));
+    std::fs::write(&big, &data).unwrap();
+    drop(data);
+    let (pinned, _) = ok(
+        olm(h)
+            .args(["image", "build", "--no-ca-certs", "--binary"])
+            .arg(&big)
+            .args(["-t", &src.image("org/big:v1"), "--push"])
+            .output()
+            .unwrap(),
+        "big image",
+    );
+    let path = f.catalog.join("beta/catalog.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "\"relatedImages\": [",
+        &format!(
+            "\"relatedImages\": [\n    {{\"name\": \"big\", \"image\": \"{}\"}},",
+            pinned.trim()
+        ),
+    );
+    std::fs::write(&path, text).unwrap();
+    let to = dst.image("k");
+    let run = || {
+        let mut c = olm(h);
+        c.args(["catalog", "mirror"])
+            .arg(&f.catalog)
+            .args(["--to", &to, "--jobs", "1", "--output"])
+            .arg(h.join("out"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    };
+    let mut child = run().spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !uploading(&dst.storage()) {
+        assert!(Instant::now() < deadline, "no upload started");
+        if child.try_wait().unwrap().is_some() {
+            panic!("the mirror ended before it could be interrupted");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup of any kind
+    child.wait().unwrap();
+    assert!(!h.join("out/catalogsource.yaml").exists());
+
+    ok(run().output().unwrap(), "re-run after the kill");
+    assert_eq!(
+        remote_digest(&dst, &moved(pinned.trim(), &src, &to)).as_deref(),
+        Some(digest_of(&pinned).as_str())
+    );
+    assert!(h.join("out/catalogsource.yaml").exists());
+}
+
+#[test]
+fn an_oc_mirror_image_set_configuration_works_unchanged() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    // The catalog as an image in the source registry, as oc-mirror users name it.
+    let catalog_image = src.image("org/catalog:v4.20");
+    ok(
+        olm(h)
+            .args(["catalog", "build"])
+            .arg(&f.catalog)
+            .args(["-t", &catalog_image, "--push", "--no-ca-certs"])
+            .output()
+            .unwrap(),
+        "catalog image",
+    );
+    let config = h.join("isc.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  operators:\n  - catalog: docker://{}\n    targetCatalog: ops/filtered\n    targetTag: v4.20\n    packages:\n    - name: alpha\n      minVersion: 1.0.0\n  blockedImages:\n  - name: org/multi\n",
+            catalog_image
+        ),
+    )
+    .unwrap();
+    let to = dst.image("isc");
+    let (_, err) = ok(
+        olm(h)
+            .args(["catalog", "mirror", "--config"])
+            .arg(&config)
+            .args(["--to", &to, "--output"])
+            .arg(h.join("out"))
+            .output()
+            .unwrap(),
+        "mirror with an ImageSetConfiguration",
+    );
+    // Both alpha bundles (the range), not beta; the blocked image left out and said so.
+    for name in ["alpha-1.0.0", "alpha-1.1.0", "operator"] {
+        assert!(
+            remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_some(),
+            "{name}"
+        );
+    }
+    assert!(remote_digest(&dst, &moved(&f.images["beta-2.0.0"], &src, &to)).is_none());
+    assert!(remote_digest(&dst, &moved(&f.images["multi"], &src, &to)).is_none());
+    assert!(
+        err.contains("left out") && err.contains("blocked by \"org/multi\""),
+        "{err}"
+    );
+    let cs = std::fs::read_to_string(h.join("out/catalogsource.yaml")).unwrap();
+    assert!(cs.contains(&format!("{to}/ops/filtered@sha256:")), "{cs}");
+    assert!(cs.contains("name: filtered-v4-20"), "{cs}");
+}
