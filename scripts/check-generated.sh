@@ -30,6 +30,10 @@ echo "--> catalog/ is rendered from its template, and valid"
   --reuse catalog/reverse-words-operator/catalog.yaml | diff -u catalog/reverse-words-operator/catalog.yaml -
 "$olm" catalog validate catalog/
 "$olm" catalog graph catalog/ >/dev/null
+"$olm" catalog graph catalog/ --format svg | diff -q docs/upgrade-graph.svg - >/dev/null || {
+  echo "docs/upgrade-graph.svg is not what olm catalog graph catalog/ --format svg draws: regenerate it" >&2
+  exit 1
+}
 
 echo "--> deploy/ is generated (catalog and operator images as pinned by the last olm release;"
 echo "    deploy/olmv1's installer RBAC from bundle/)"

@@ -13,8 +13,10 @@
 #            (olm mounts them across repositories; skopeo's blob-info cache does the same)
 #   copy-1   between two repositories of one registry
 #   copy-2   between two registries
-#   mirror   MIRROR_IMAGES images (default 24) from one registry to another, olm image copy
-#            of each in one loop against a skopeo copy loop (the unit a mirror repeats)
+#   mirror   a catalog of MIRROR_IMAGES bundles (default 24), each with its own bundle image,
+#            mirrored to another registry: `olm catalog mirror --full` (which also rebuilds
+#            and pushes the catalog image and writes the cluster files) against a skopeo copy
+#            loop over the same images
 #
 # Needs docker-registry, skopeo and GNU time (/usr/bin/time).
 set -euo pipefail
@@ -25,10 +27,21 @@ images=${MIRROR_IMAGES:-24}
 scratch=$(mktemp -d)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}" $(cat "$scratch"/*/pid 2>/dev/null); do kill "$p" 2>/dev/null || true; done
   rm -rf "$scratch"
 }
 trap cleanup EXIT
+
+serve_registry() { # name port: (re)starts it, waits until it listens
+  local name=$1 port=$2
+  docker-registry serve "$scratch/$name/config.yml" >"$scratch/$name/log" 2>&1 &
+  echo $! >"$scratch/$name/pid"
+  pids+=($!)
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.05
+  done
+}
 
 registry() { # name -> starts a plain-HTTP registry, prints host:port
   local name=$1 port
@@ -40,13 +53,16 @@ log: {level: error, accesslog: {disabled: true}}
 storage: {filesystem: {rootdirectory: $scratch/$name/data}, delete: {enabled: true}}
 http: {addr: 127.0.0.1:$port, secret: bench}
 EOF
-  docker-registry serve "$scratch/$name/config.yml" >"$scratch/$name/log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.05
-  done
+  serve_registry "$name" "$port" >/dev/null
   echo "127.0.0.1:$port"
+}
+
+# An empty registry b, so nothing can be mounted there and every blob crosses.
+wipe_b() {
+  kill "$(cat "$scratch/b/pid")" 2>/dev/null || true
+  wait "$(cat "$scratch/b/pid")" 2>/dev/null || true
+  rm -rf "$scratch/b/data"
+  serve_registry b "${b#*:}"
 }
 
 a=$(registry a)
@@ -103,7 +119,7 @@ row "push from a layout to a new repository (blobs elsewhere in the registry)" f
 row "copy between two repositories of one registry" fresh \
   "$olm image copy $a/bench/catalog:v1 $a/bench/copy-olm-\$RANDOM\$RANDOM:v1" \
   "${sk[*]} copy --src-tls-verify=false --dest-tls-verify=false docker://$a/bench/catalog:v1 docker://$a/bench/copy-sk-\$RANDOM\$RANDOM:v1"
-row "copy between two registries" fresh \
+row "copy between two registries (an empty destination)" wipe_b \
   "$olm image copy $a/bench/catalog:v1 $b/bench/x-olm-\$RANDOM\$RANDOM:v1" \
   "${sk[*]} copy --src-tls-verify=false --dest-tls-verify=false docker://$a/bench/catalog:v1 docker://$b/bench/x-sk-\$RANDOM\$RANDOM:v1"
 
@@ -114,29 +130,29 @@ for i in $(seq "$images"); do
     >"$scratch/bundles/b$i/manifests/cm.yaml"
   printf 'annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: p%s\n  operators.operatorframework.io.bundle.channels.v1: alpha\n' "$i" \
     >"$scratch/bundles/b$i/metadata/annotations.yaml"
-  "$olm" bundle build "$scratch/bundles/b$i" -t "$a/bench/bundle-$i:v1" --push >/dev/null 2>&1
+  pinned=$("$olm" bundle build "$scratch/bundles/b$i" -t "$a/bench/bundle-$i:v1" --push 2>/dev/null)
+  echo "$pinned" >>"$scratch/pinned"
+  mkdir -p "$scratch/cat/p$i"
+  printf '{"schema":"olm.package","name":"p%s","defaultChannel":"stable"}\n{"schema":"olm.channel","name":"stable","package":"p%s","entries":[{"name":"p%s.v1.0.0"}]}\n{"schema":"olm.bundle","name":"p%s.v1.0.0","package":"p%s","image":"%s","properties":[{"type":"olm.package","value":{"packageName":"p%s","version":"1.0.0"}}],"relatedImages":[{"name":"","image":"%s"}]}\n' \
+    "$i" "$i" "$i" "$i" "$i" "$pinned" "$i" "$pinned" >"$scratch/cat/p$i/catalog.json"
 done
-mirror_olm() {
-  local run=$1
-  for i in $(seq "$images"); do echo "$olm image copy $a/bench/bundle-$i:v1 $b/m$run/bundle-$i:v1 >/dev/null 2>&1"; done
-}
-mirror_sk() {
-  local run=$1
-  for i in $(seq "$images"); do echo "${sk[*]} copy --src-tls-verify=false --dest-tls-verify=false docker://$a/bench/bundle-$i:v1 docker://$b/s$run/bundle-$i:v1 >/dev/null"; done
-}
 run_id=0
 mirror_row() {
-  local ob=999 sb=999 w m
+  local ob=999 om=0 sb=999 sm=0 w m
   for _ in $(seq "$runs"); do
     run_id=$((run_id + 1))
-    mirror_olm "$run_id" >"$scratch/m.sh"
-    read -r w m <<<"$(timed bash "$scratch/m.sh")"
-    if awk "BEGIN{exit !($w < $ob)}"; then ob=$w; fi
-    mirror_sk "$run_id" >"$scratch/s.sh"
+    wipe_b
+    read -r w m <<<"$(timed "$olm" catalog mirror "$scratch/cat" --to "$b/m$run_id" --full --output "$scratch/out$run_id")"
+    if awk "BEGIN{exit !($w < $ob)}"; then ob=$w; om=$m; fi
+    wipe_b
+    : >"$scratch/s.sh"
+    while read -r ref; do
+      echo "${sk[*]} copy --src-tls-verify=false --dest-tls-verify=false docker://$ref docker://$b/s$run_id/${ref#*/} >/dev/null" >>"$scratch/s.sh"
+    done <"$scratch/pinned"
     read -r w m <<<"$(timed bash "$scratch/s.sh")"
-    if awk "BEGIN{exit !($w < $sb)}"; then sb=$w; fi
+    if awk "BEGIN{exit !($w < $sb)}"; then sb=$w; sm=$m; fi
   done
-  printf '| mirror %s images between registries (one copy per image) | %s s | %s s | %.1fx |\n' \
-    "$images" "$ob" "$sb" "$(awk -v o="$ob" -v s="$sb" 'BEGIN{print s/o}')"
+  printf '| mirror a catalog of %s bundle images to an empty registry (olm catalog mirror --full, which also builds and pushes the catalog image; skopeo copy loop) | %s s, %s MB | %s s, %s MB | %.1fx |\n' \
+    "$images" "$ob" "$om" "$sb" "$sm" "$(awk -v o="$ob" -v s="$sb" 'BEGIN{print s/o}')"
 }
 mirror_row

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds catalog trees shaped like the ones people ship, from the real packages in
-# ../shared/data/catalogs, for the whole-process rows of BENCHMARKS.md (issue 15).
+# ../shared/data/catalogs, for the whole-process rows of BENCHMARKS.md.
 #
 #   bundler/benches/real_trees.sh OUT_DIR
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process figures for BENCHMARKS.md (issue 15) on the trees real_trees.sh builds:
+# Whole-process figures for BENCHMARKS.md on the trees real_trees.sh builds:
 # wall, CPU (user+sys) and peak RSS of validate, render and the serve index build
 # (`--cache-only`), best of RUNS runs, and the time to SERVING from files.
 #

@@ -122,7 +122,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Issue 13: a real community bundle whose CRD schema repeats `type` in one mapping loads and
+/// A real community bundle whose CRD schema repeats `type` in one mapping loads and
 /// validates as operator-framework's loaders (go-yaml v2) take it: the last value wins. Made
 /// here from a real shared bundle by repeating one `type` line, with the other value last.
 #[test]
