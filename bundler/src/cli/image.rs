@@ -25,7 +25,7 @@ pub enum ImageCommand {
     /// its shared-library closure when dynamic, a non-root user, CA certificates, OCI labels.
     /// Several --binary (one per platform) make a multi-platform image (an OCI index).
     #[command(
-        after_help = "Examples:\n  olm image build --binary target/release/my-operator -t oci:target/operator:v0.1.0\n  olm image build --binary target/release/my-operator -t localhost:5000/org/my-operator:v0.1.0 --push\n  olm image build --binary target/x86_64-unknown-linux-musl/release/my-operator \\\n    --binary target/aarch64-unknown-linux-musl/release/my-operator -t oci:target/operator:v0.1.0"
+        after_help = "Examples:\n  olm image build --binary target/release/my-operator -t oci:target/operator:v0.1.0\n  olm image build --binary target/release/my-operator -t localhost:5000/org/my-operator:v0.1.0 --push\n  olm image build --binary target/x86_64-unknown-linux-musl/release/op --binary target/aarch64-unknown-linux-musl/release/op -t oci:target/operator:v0.1.0"
     )]
     Build(Box<ImageBuildArgs>),
     /// Push an image from an OCI layout to a registry.

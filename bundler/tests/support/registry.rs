@@ -58,6 +58,42 @@ fn run(cmd: &mut Command) -> Output {
     out
 }
 
+/// Starts `docker-registry serve config`, logging to `log`, and waits until it listens on
+/// `addr`; `None` when it exited instead (its port was taken meanwhile).
+fn serve(config: &Path, log: &Path, addr: &str) -> Option<Child> {
+    let read_log = || std::fs::read_to_string(log).unwrap_or_default();
+    let listening_before = read_log().matches("listening on").count();
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .expect("open registry log");
+    let mut child = Command::new("docker-registry")
+        .arg("serve")
+        .arg(config)
+        .stdout(Stdio::from(file.try_clone().expect("dup log")))
+        .stderr(Stdio::from(file))
+        .spawn()
+        .expect("start docker-registry");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if child.try_wait().ok().flatten().is_some() {
+            return None;
+        }
+        if read_log().matches("listening on").count() > listening_before
+            && TcpStream::connect(addr).is_ok()
+        {
+            return Some(child);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "registry did not start; log:\n{}",
+            read_log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
     l.local_addr().expect("local addr").port()
@@ -77,8 +113,6 @@ impl Registry {
             return None;
         }
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = free_port();
-        let addr = format!("127.0.0.1:{port}");
         let root = dir.path();
         let mut extra = String::new();
         match variant {
@@ -105,49 +139,35 @@ impl Registry {
         } else {
             (String::new(), extra)
         };
-        let config = format!(
-            "version: 0.1\nlog:\n  level: info\n  formatter: text\n  accesslog:\n    disabled: false\n\
+        let data = root.join("data");
+        let config_path = root.join("config.yml");
+        let log = root.join("registry.log");
+        // A free port can be taken by another test's registry between finding it and binding
+        // it: then this one exits, and the next port is tried.
+        for _ in 0..10 {
+            let addr = format!("127.0.0.1:{}", free_port());
+            let config = format!(
+                "version: 0.1\nlog:\n  level: info\n  formatter: text\n  accesslog:\n    disabled: false\n\
 storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n  maintenance:\n    uploadpurging:\n      enabled: false\n\
 http:\n  addr: {addr}\n  secret: olm-test-secret\n{http_extra}{auth_extra}",
-            root.join("data").display()
-        );
-        let config_path = root.join("config.yml");
-        std::fs::write(&config_path, config).expect("write config");
-        let mut reg = Registry {
-            variant,
-            addr,
-            config: config_path,
-            log: root.join("registry.log"),
-            dir,
-            child: None,
-        };
-        reg.spawn();
-        Some(reg)
-    }
-
-    fn spawn(&mut self) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .expect("open registry log");
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&self.config)
-            .stdout(Stdio::from(log.try_clone().expect("dup log")))
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("start docker-registry");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while TcpStream::connect(&self.addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "registry did not start; log:\n{}",
-                self.log_text()
+                data.display()
             );
-            std::thread::sleep(Duration::from_millis(20));
+            std::fs::write(&config_path, config).expect("write config");
+            if let Some(child) = serve(&config_path, &log, &addr) {
+                return Some(Registry {
+                    variant,
+                    addr,
+                    config: config_path,
+                    log,
+                    dir,
+                    child: Some(child),
+                });
+            }
         }
+        panic!(
+            "docker-registry did not start on any of 10 ports; log:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        )
     }
 
     /// Kills the registry process (SIGKILL), as a crash would.
@@ -161,7 +181,12 @@ http:\n  addr: {addr}\n  secret: olm-test-secret\n{http_extra}{auth_extra}",
     /// Starts it again on the same port with the same storage.
     pub fn restart(&mut self) {
         self.kill();
-        self.spawn();
+        self.child = serve(&self.config, &self.log, &self.addr);
+        assert!(
+            self.child.is_some(),
+            "registry did not restart on {}",
+            self.addr
+        );
     }
 
     pub fn log_text(&self) -> String {
