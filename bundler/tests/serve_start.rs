@@ -28,6 +28,7 @@ fn request(cache_dir: Option<PathBuf>) -> ServeRequest {
         cache_dir,
         cache_only: false,
         cache_scratch: false,
+        cache_grpc_only: false,
         cache_enforce_integrity: None,
         http: Some(HttpApi {
             addr: loopback(),

@@ -39,6 +39,9 @@ pub struct ServeArgs {
     /// (internal: the server passes it to the child process that builds its cache).
     #[arg(long, hide = true, requires = "cache_only")]
     pub cache_scratch: bool,
+    /// With --cache-scratch: for a server without --http-port (internal, as above).
+    #[arg(long, hide = true, requires = "cache_scratch")]
+    pub cache_grpc_only: bool,
     /// Fail instead of rebuilding when the cache does not match the catalog. Default: true
     /// when --cache-dir is set without --cache-only (a catalog image's cache was built with it).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -86,6 +89,7 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         cache_dir: a.cache_dir,
         cache_only: a.cache_only,
         cache_scratch: a.cache_scratch,
+        cache_grpc_only: a.cache_grpc_only,
         cache_enforce_integrity: a.cache_enforce_integrity,
         http: a.http_port.map(|port| HttpApi {
             addr: SocketAddr::new(a.host, port),

@@ -57,6 +57,8 @@ pub struct ServeRequest {
     pub cache_only: bool,
     /// With `cache_only`: a server's temporary cache, not flushed to disk.
     pub cache_scratch: bool,
+    /// With `cache_scratch`: for a server without catalogd's HTTP API (its files not written).
+    pub cache_grpc_only: bool,
     /// Fail rather than rebuild a cache that does not match; default: when `cache_dir` is
     /// set without `cache_only`.
     pub cache_enforce_integrity: Option<bool>,
@@ -224,10 +226,10 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
                 "--cache-only requires --cache-dir".into(),
             ));
         };
-        let durability = if req.cache_scratch {
-            Durability::Scratch
-        } else {
-            Durability::Durable
+        let durability = match (req.cache_scratch, req.cache_grpc_only) {
+            (true, true) => Durability::ScratchGrpcOnly,
+            (true, false) => Durability::Scratch,
+            (false, _) => Durability::Durable,
         };
         let (catalog, d) = (req.catalog.clone(), dir.clone());
         let stats =
@@ -399,10 +401,10 @@ async fn build_cache(
     match &req.cache_builder {
         CacheBuilder::InProcess => {
             let dir = cache_dir.to_path_buf();
-            let durability = if scratch {
-                Durability::Scratch
-            } else {
-                Durability::Durable
+            let durability = match (scratch, req.http.is_none()) {
+                (true, true) => Durability::ScratchGrpcOnly,
+                (true, false) => Durability::Scratch,
+                (false, _) => Durability::Durable,
             };
             tokio::task::spawn_blocking(move || {
                 cache::build_cache_with(&catalog, &dir, durability)
@@ -428,6 +430,10 @@ async fn build_cache(
                 .arg("/dev/null");
             if scratch {
                 cmd.arg("--cache-scratch");
+                // A temporary cache for gRPC alone: catalogd's files would go unread.
+                if req.http.is_none() {
+                    cmd.arg("--cache-grpc-only");
+                }
             }
             if *debug {
                 cmd.arg("--debug");

@@ -133,15 +133,21 @@ fn combine(root: &Path, files: &[PathBuf], hashes: &[[u8; 32]]) -> String {
 fn build<W: Write>(
     root: &Path,
     payloads: &mut W,
-    content: &mut ContentWriter,
+    content: Option<&mut ContentWriter>,
 ) -> Result<Index, CacheError> {
     let started = Instant::now();
     let files = load::catalog_files(root).map_err(|e| CacheError::Load(e.to_string()))?;
-    let spill = LineSpill::create(content.dir()).map_err(|source| CacheError::Write {
-        path: content.dir().to_path_buf(),
-        source,
-    })?;
-    let (mut cfg, hashes, written) = load_writing_objects(&files, payloads, content, &spill)?;
+    let content = match content {
+        Some(c) => {
+            let spill = LineSpill::create(c.dir()).map_err(|source| CacheError::Write {
+                path: c.dir().to_path_buf(),
+                source,
+            })?;
+            Some((c, spill))
+        }
+        None => None,
+    };
+    let (mut cfg, hashes, written) = load_writing_objects(&files, payloads, content)?;
     let digest = combine(root, &files, &hashes);
     let loaded = Instant::now();
     let others = std::mem::take(&mut cfg.others);
@@ -183,9 +189,13 @@ fn build<W: Write>(
 fn load_writing_objects<W: Write>(
     files: &[PathBuf],
     payloads: &mut W,
-    content: &mut ContentWriter,
-    spill: &LineSpill,
+    content: Option<(&mut ContentWriter, LineSpill)>,
 ) -> Result<(DeclarativeConfig, Vec<[u8; 32]>, Written), CacheError> {
+    let (mut writer, spill) = match content {
+        Some((w, s)) => (Some(w), Some(s)),
+        None => (None, None),
+    };
+    let spill = spill.as_ref();
     /// One parsed file: its lightened catalog, hash, the payloads of its bundles with
     /// manifests (package, name, properties and related images, encoded), and its lines of
     /// catalogd's body.
@@ -200,7 +210,12 @@ fn load_writing_objects<W: Write>(
         let bytes = crate::yaml::read_file(path).map_err(|e| e.to_string())?;
         let hash = file_hash(&bytes);
         let mut cfg = load::load_bytes(path, &bytes).map_err(|e| e.to_string())?;
-        let lines = catalogd_content::file_lines(path, &bytes, spill).map_err(|e| e.to_string())?;
+        let lines = match spill {
+            Some(spill) => {
+                catalogd_content::file_lines(path, &bytes, spill).map_err(|e| e.to_string())?
+            }
+            None => catalogd_content::FileLines::default(),
+        };
         drop(bytes);
         let mut encoded = Vec::new();
         for b in &mut cfg.bundles {
@@ -250,7 +265,9 @@ fn load_writing_objects<W: Write>(
                             .record(payloads, package, name, bytes, stub)
                             .map_err(failed(PAYLOAD_FILE))?;
                     }
-                    content.append(lines, spill).map_err(failed(ALL_FILE))?;
+                    if let (Some(writer), Some(spill)) = (writer.as_mut(), spill) {
+                        writer.append(lines, spill).map_err(failed(ALL_FILE))?;
+                    }
                 }
             }
             Ok(())
@@ -299,6 +316,9 @@ pub enum Durability {
     Durable,
     /// A server's temporary cache, deleted when it stops: flushing would only cost time.
     Scratch,
+    /// A temporary cache for a server without catalogd's HTTP API: its content files (the
+    /// body and, slowest to make, its gzip form) are not written, as nothing would read them.
+    ScratchGrpcOnly,
 }
 
 /// Builds the cache for `root` in `cache_dir` (replacing an older one), flushed to disk.
@@ -324,13 +344,18 @@ pub fn build_cache_with(
     let tmp_payload = dir.join(format!(".{PAYLOAD_FILE}.tmp{}", std::process::id()));
     let file = std::fs::File::create(&tmp_payload).map_err(werr(&tmp_payload))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    let mut content = ContentWriter::create(&dir).map_err(werr(&dir))?;
-    let index = match build(root, &mut w, &mut content) {
+    let mut content = match durability {
+        Durability::ScratchGrpcOnly => None,
+        _ => Some(ContentWriter::create(&dir).map_err(werr(&dir))?),
+    };
+    let index = match build(root, &mut w, content.as_mut()) {
         Ok(i) => i,
         Err(e) => {
             drop(w);
             let _ = std::fs::remove_file(&tmp_payload);
-            content.abandon();
+            if let Some(c) = content {
+                c.abandon();
+            }
             // `build` knows only which file it was writing: name it in the cache.
             return Err(match e {
                 CacheError::Write { path, source } if path == Path::new(PAYLOAD_FILE) => {
@@ -348,9 +373,11 @@ pub fn build_cache_with(
         }
     };
     // catalogd's content is complete before the index exists, as the payloads are.
-    content
-        .finish(durability == Durability::Durable)
-        .map_err(werr(&dir.join(ALL_FILE)))?;
+    if let Some(content) = content {
+        content
+            .finish(durability == Durability::Durable)
+            .map_err(werr(&dir.join(ALL_FILE)))?;
+    }
     let file = w.into_inner().map_err(|e| CacheError::Write {
         path: tmp_payload.clone(),
         source: e.into_error(),
@@ -377,7 +404,9 @@ pub fn build_cache_with(
                 path: index_path.clone(),
                 source: std::io::Error::other(e.to_string()),
             })?,
-        Durability::Scratch => std::fs::write(&index_path, &bytes).map_err(werr(&index_path))?,
+        Durability::Scratch | Durability::ScratchGrpcOnly => {
+            std::fs::write(&index_path, &bytes).map_err(werr(&index_path))?
+        }
     }
     Ok(LoadStats {
         rebuilt: true,
@@ -521,9 +550,21 @@ mod tests {
             return;
         }
         let mut with_objects = 0;
-        for root in catalogs {
+        for (i, root) in catalogs.into_iter().enumerate() {
             let dir = tempfile::tempdir().unwrap();
-            build_cache_with(&root, dir.path(), Durability::Scratch).unwrap();
+            // Every other catalog without catalogd's files, as a gRPC-only server builds it:
+            // the index and payloads are the same.
+            let durability = match i % 2 {
+                0 => Durability::Scratch,
+                _ => Durability::ScratchGrpcOnly,
+            };
+            build_cache_with(&root, dir.path(), durability).unwrap();
+            let content = dir.path().join(CACHE_SUBDIR).join(ALL_FILE);
+            assert_eq!(
+                content.exists(),
+                durability == Durability::Scratch,
+                "{root:?}"
+            );
             let (cached, _) = open_checked(dir.path(), true).unwrap();
             let memory = load_in_memory(&root).unwrap();
             assert_eq!(cached.entry_count(), memory.entry_count(), "{root:?}");
