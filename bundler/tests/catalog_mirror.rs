@@ -539,24 +539,6 @@ fn an_image_that_cannot_be_pulled_stops_the_run_after_the_rest_are_copied() {
     assert!(h.join("out/catalogsource.yaml").exists());
 }
 
-/// Whether the registry's storage holds an upload in progress.
-fn uploading(storage: &Path) -> bool {
-    fn walk(p: &Path) -> bool {
-        let Ok(rd) = std::fs::read_dir(p) else {
-            return false;
-        };
-        rd.filter_map(Result::ok).any(|e| {
-            let path = e.path();
-            if e.file_name() == "_uploads" {
-                std::fs::read_dir(&path).is_ok_and(|mut r| r.next().is_some())
-            } else {
-                path.is_dir() && walk(&path)
-            }
-        })
-    }
-    walk(storage)
-}
-
 #[test]
 fn a_mirror_killed_mid_upload_completes_on_a_rerun() {
     if !tools() {
@@ -572,16 +554,7 @@ fn a_mirror_killed_mid_upload_completes_on_a_rerun() {
     let h = f.home.path();
     // A large operator image, so the kill lands mid-upload.
     let big = h.join("bigbin");
-    let mut data = std::fs::read("/bin/true").unwrap();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    data.extend((0..64 * 1024 * 1024).map(|_| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state as u8
-    }));
-    std::fs::write(&big, &data).unwrap();
-    drop(data);
+    registry::big_binary(&big, 64);
     let (pinned, _) = ok(
         olm(h)
             .args(["image", "build", "--no-ca-certs", "--binary"])
@@ -613,7 +586,7 @@ fn a_mirror_killed_mid_upload_completes_on_a_rerun() {
     };
     let mut child = run().spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !uploading(&dst.storage()) {
+    while !dst.uploading() {
         assert!(Instant::now() < deadline, "no upload started");
         if child.try_wait().unwrap().is_some() {
             panic!("the mirror ended before it could be interrupted");

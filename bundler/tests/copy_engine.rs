@@ -6,7 +6,7 @@
 #[path = "support/registry.rs"]
 mod registry;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use registry::{Registry, Variant, have, skopeo};
@@ -47,22 +47,6 @@ fn digest_of(pinned: &str) -> String {
         .to_string()
 }
 
-/// An incompressible "binary" of `mib` MiB: /bin/true with random bytes appended (still an
-/// ELF the loader accepts).
-fn big_binary(dir: &Path, mib: usize) -> PathBuf {
-    let path = dir.join("bigbin");
-    let mut data = std::fs::read("/bin/true").unwrap();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    data.extend((0..mib * 1024 * 1024).map(|_| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state as u8
-    }));
-    std::fs::write(&path, &data).unwrap();
-    path
-}
-
 /// Blob uploads the registry's access log shows into `repo` (POSTs opening a session, not
 /// counting mounts).
 fn uploads_into(reg: &Registry, repo: &str) -> usize {
@@ -100,7 +84,8 @@ fn copies_mount_across_repositories_and_remember_where_blobs_are() {
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
     let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
-    let binary = big_binary(tmp.path(), 4);
+    let binary = tmp.path().join("bigbin");
+    registry::big_binary(&binary, 4);
     let (pinned, _) = run(
         olm(&cache)
             .args(["image", "build", "--no-ca-certs", "--binary"])
@@ -213,7 +198,8 @@ fn copies_between_registries_stream_in_bounded_memory() {
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
     // 160 MiB of incompressible layer: an engine that held it would show it in its RSS.
-    let binary = big_binary(tmp.path(), 160);
+    let binary = tmp.path().join("bigbin");
+    registry::big_binary(&binary, 160);
     let src = a.image("big/image:v1");
     let (pinned, _) = run(
         olm(&cache)

@@ -297,23 +297,6 @@ fn push_bundle_with(reg: &Registry, extra: &[&str]) -> Output {
         .unwrap()
 }
 
-fn has_upload_in_progress(storage: &Path) -> bool {
-    fn walk(p: &Path) -> bool {
-        let Ok(rd) = std::fs::read_dir(p) else {
-            return false;
-        };
-        rd.filter_map(Result::ok).any(|e| {
-            let path = e.path();
-            if e.file_name() == "_uploads" {
-                std::fs::read_dir(&path).is_ok_and(|mut r| r.next().is_some())
-            } else {
-                path.is_dir() && walk(&path)
-            }
-        })
-    }
-    walk(storage)
-}
-
 #[test]
 fn registry_killed_mid_push_fails_then_retry_succeeds_and_no_tag_is_broken() {
     if !have("skopeo") {
@@ -326,16 +309,7 @@ fn registry_killed_mid_push_fails_then_retry_succeeds_and_no_tag_is_broken() {
     // ELF for the loader, which ignores trailing data).
     let tmp = tempfile::tempdir().unwrap();
     let big = tmp.path().join("bigbin");
-    let mut data = std::fs::read("/bin/true").unwrap();
-    let mut state = 0x1234_5678_9abc_def0u64;
-    data.extend((0..48 * 1024 * 1024).map(|_| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state as u8
-    }));
-    std::fs::write(&big, &data).unwrap();
-    drop(data);
+    registry::big_binary(&big, 48);
     let target = reg.image("test/big:v1");
     let push = || {
         olm()
@@ -350,7 +324,7 @@ fn registry_killed_mid_push_fails_then_retry_succeeds_and_no_tag_is_broken() {
 
     let child = push();
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !has_upload_in_progress(&reg.storage()) {
+    while !reg.uploading() {
         assert!(Instant::now() < deadline, "no upload ever started");
         std::thread::sleep(Duration::from_millis(2));
     }

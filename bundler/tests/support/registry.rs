@@ -198,6 +198,24 @@ http:\n  addr: {addr}\n  secret: olm-test-secret\n{http_extra}{auth_extra}",
         self.dir.path().join("data")
     }
 
+    /// Whether an upload session holds data: a push is under way (to kill it mid-upload).
+    pub fn uploading(&self) -> bool {
+        fn walk(p: &Path) -> bool {
+            let Ok(rd) = std::fs::read_dir(p) else {
+                return false;
+            };
+            rd.filter_map(Result::ok).any(|e| {
+                let path = e.path();
+                if e.file_name() == "_uploads" {
+                    std::fs::read_dir(&path).is_ok_and(|mut r| r.next().is_some())
+                } else {
+                    path.is_dir() && walk(&path)
+                }
+            })
+        }
+        walk(&self.storage())
+    }
+
     pub fn ca_cert(&self) -> PathBuf {
         self.dir.path().join("ca.crt")
     }
@@ -328,4 +346,18 @@ pub fn skopeo(args: &[String]) -> Output {
         .args(args)
         .output()
         .expect("run skopeo")
+}
+
+/// An incompressible "binary" of `mib` MiB at `path`: /bin/true with pseudo-random bytes
+/// appended (still an ELF the loader accepts), so its layer is as large as its content.
+pub fn big_binary(path: &Path, mib: usize) {
+    let mut data = std::fs::read("/bin/true").expect("read /bin/true");
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    data.extend((0..mib * 1024 * 1024).map(|_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state as u8
+    }));
+    std::fs::write(path, &data).expect("write the big binary");
 }
