@@ -1,5 +1,5 @@
-//! Multi-platform images with real foreign binaries (Debian's static busybox for arm64,
-//! ppc64el, s390x) and a real registry, checked with skopeo as the independent reader
+//! Multi-platform images with real foreign binaries (Debian's static busybox for arm64
+//! and s390x) and a real registry, checked with skopeo as the independent reader
 //! (`--override-arch` picks an index's image as a node of that architecture would):
 //! `olm image build` with several binaries, `olm catalog build` with several olm binaries,
 //! and `olm image copy|pull` keeping an index whole or taking one platform.

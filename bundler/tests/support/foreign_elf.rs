@@ -1,5 +1,5 @@
 //! Real binaries of other architectures for multi-platform image tests: Debian's static
-//! busybox for arm64, ppc64el and s390x, which `scripts/test.sh` fetches with
+//! busybox for arm64 and s390x, which `scripts/test.sh` fetches with
 //! `dpkg --add-architecture <arch> && apt-get update && apt-get download busybox-static:<arch>`
 //! and unpacks under `target/foreign-elf/<arch>/` (or the directory `OLM_FOREIGN_ELF_DIR`
 //! names). A test crate that uses it also declares `mod registry` (support/registry.rs),
@@ -10,13 +10,6 @@
 use std::path::PathBuf;
 
 use crate::registry::prerequisite;
-
-/// Debian's name of an architecture → its OCI name.
-pub const ARCHES: &[(&str, &str)] = &[
-    ("arm64", "arm64"),
-    ("ppc64el", "ppc64le"),
-    ("s390x", "s390x"),
-];
 
 fn root() -> PathBuf {
     match std::env::var_os("OLM_FOREIGN_ELF_DIR") {

@@ -137,8 +137,8 @@ pub fn tls_config(cert: &Path, key: &Path) -> Result<rustls::ServerConfig, TlsEr
             path: key.display().to_string(),
             message: "no PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY block".into(),
         })?;
-    // The provider named here rather than the process default: two are compiled in (ring
-    // through kube, aws-lc-rs through oci-client) and rustls will not guess.
+    // The provider named here rather than the process default, which may not be installed
+    // yet in this process (ring, the one rustls is built with here).
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
