@@ -254,22 +254,8 @@ fn mirror_to_a_registry_copies_what_the_kept_bundles_need_and_writes_the_cluster
         );
     }
     // The multi-platform image arrived whole: an arm64 node gets its image.
-    let mut args = vec![
-        "--override-arch".to_string(),
-        "arm64".into(),
-        "inspect".into(),
-        "--no-tags".into(),
-    ];
-    args.extend(dst.skopeo_inspect_args());
-    args.push(format!("docker://{}", moved(&f.images["multi"], &src, &to)));
-    let out = skopeo(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(info["Architecture"], "arm64");
+    let multi = moved(&f.images["multi"], &src, &to);
+    assert_eq!(dst.inspect_as(&multi, "arm64")["Architecture"], "arm64");
 
     // The cluster files.
     let read = |name: &str| std::fs::read_to_string(out_dir.join(name)).unwrap();

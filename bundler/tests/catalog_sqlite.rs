@@ -12,8 +12,10 @@ use std::process::Command;
 
 use olm_bundler::catalog::sqlite::DATABASE_LABEL;
 use olm_bundler::image::layer::{LayerBuilder, Owner};
-use olm_bundler::image::layout::Layout;
 use olm_bundler::image::model::ImageBuilder;
+use olm_bundler::image::reference::ImageRef;
+use olm_bundler::image::registry::RegistryOptions;
+use olm_bundler::image::transfer;
 use sha2::{Digest, Sha256};
 
 const DB: &str = "operator-registry/pkg/lib/indexer/testdata/bundles.db";
@@ -229,7 +231,18 @@ fn index_image(db: &[u8], path: &str, label: &str, layout: &Path) {
         .layer(layer.finish().unwrap(), "COPY index.db")
         .label(DATABASE_LABEL, label)
         .build();
-    Layout::new(layout).write_image(&image, Some("v1")).unwrap();
+    // Into the layout as every image move goes: through the copy engine.
+    let dest = ImageRef::parse(&format!("oci:{}:v1", layout.display())).unwrap();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(transfer::store(
+            &dest,
+            &image.into(),
+            &RegistryOptions::default(),
+        ))
+        .unwrap();
 }
 
 #[test]

@@ -136,16 +136,7 @@ fn image_build_with_several_binaries_is_an_index_every_platform_can_pull() {
 
     // A node of each architecture gets its own image: skopeo resolves the index as it would.
     for (arch, binary) in [("arm64", &arm), ("s390x", &s390)] {
-        let mut args = vec!["--override-arch".to_string(), arch.into(), "inspect".into()];
-        args.extend(reg.skopeo_inspect_args());
-        args.push(format!("docker://{target}"));
-        let out = skopeo(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let info = reg.inspect_as(&target, arch);
         assert_eq!(info["Architecture"], arch);
         assert_eq!(info["Os"], "linux");
 
@@ -242,17 +233,7 @@ fn copies_keep_an_index_whole_or_take_one_platform() {
     assert_eq!(digest_of(&ok(out, "copy A -> B")), digest);
     // skopeo reads every platform of the copy.
     for arch in ["amd64", "arm64", "s390x"] {
-        let mut args = vec!["--override-arch".to_string(), arch.into(), "inspect".into()];
-        args.extend(b.skopeo_inspect_args());
-        args.push(format!("docker://{in_b}"));
-        let out = skopeo(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let info: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(info["Architecture"], arch);
+        assert_eq!(b.inspect_as(&in_b, arch)["Architecture"], arch);
     }
     // skopeo copies our layout's index whole, to the same digest.
     let mut args = vec![

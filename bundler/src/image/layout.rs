@@ -296,32 +296,6 @@ impl Layout {
         Ok(digest)
     }
 
-    /// Writes every blob of `image`, then points `tag` at it in index.json.
-    pub fn write_image(&self, image: &Image, tag: Option<&str>) -> Result<(), LayoutError> {
-        self.write_artifact(&Artifact::Image(image.clone()), tag)
-    }
-
-    /// Writes an image or an index of images, blobs first, then `tag` in index.json.
-    pub fn write_artifact(
-        &self,
-        artifact: &Artifact,
-        tag: Option<&str>,
-    ) -> Result<(), LayoutError> {
-        self.init()?;
-        for image in artifact.images() {
-            for blob in image.blobs() {
-                self.write_blob_from(blob)?;
-            }
-            self.write_blob(&image.digest, &image.manifest)?;
-        }
-        self.tag_manifest(
-            artifact.manifest(),
-            artifact.media_type(),
-            tag.unwrap_or(DEFAULT_TAG),
-        )?;
-        Ok(())
-    }
-
     fn tags(index: &Index) -> String {
         let tags: Vec<&str> = index
             .manifests
@@ -547,9 +521,27 @@ pub fn host_platform() -> Platform {
 
 #[cfg(test)]
 mod tests {
+    use super::super::copy::{Endpoint, Engine, Source, locations::BlobLocations};
     use super::super::layer::{LayerBuilder, Owner};
     use super::super::model::ImageBuilder;
+    use super::super::registry::RegistryOptions;
     use super::*;
+
+    /// Writes `image` into `layout` as every move does: through the copy engine.
+    fn store(layout: &Layout, image: &Image, tag: Option<&str>) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let engine = Engine::with_locations(&RegistryOptions::default(), BlobLocations::new(None));
+        let dest = Endpoint::Layout {
+            layout: layout.clone(),
+            tag: tag.map(str::to_string),
+        };
+        let built = Artifact::Image(image.clone());
+        rt.block_on(engine.copy(Source::Built(&built), &dest, None))
+            .unwrap();
+    }
 
     fn image(content: &'static [u8]) -> Image {
         let mut l = LayerBuilder::new(0);
@@ -564,14 +556,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let layout = Layout::new(dir.path());
         let (a, b) = (image(b"a"), image(b"b"));
-        layout.write_image(&a, Some("v1")).unwrap();
-        layout.write_image(&b, Some("v2")).unwrap();
+        store(&layout, &a, Some("v1"));
+        store(&layout, &b, Some("v2"));
         assert_eq!(layout.read_image(Some("v1")).unwrap().digest, a.digest);
         assert!(matches!(
             layout.read_image(None),
             Err(LayoutError::Ambiguous { .. })
         ));
-        layout.write_image(&b, Some("v1")).unwrap();
+        store(&layout, &b, Some("v1"));
         assert_eq!(layout.read_image(Some("v1")).unwrap().digest, b.digest);
         assert_eq!(layout.index().unwrap().manifests.len(), 2);
         let err = layout.read_image(Some("nope")).unwrap_err().to_string();
@@ -583,7 +575,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let layout = Layout::new(dir.path());
         let a = image(b"a");
-        layout.write_image(&a, None).unwrap();
+        store(&layout, &a, None);
         let hex = digest_hex(&a.config.digest).unwrap();
         std::fs::write(dir.path().join("blobs/sha256").join(hex), b"garbage").unwrap();
         let err = layout.read_image(None).unwrap_err().to_string();
@@ -591,7 +583,7 @@ mod tests {
         // A layer is checked for size when read, for content when streamed.
         let b = image(b"b");
         let layout = Layout::new(dir.path().join("b"));
-        layout.write_image(&b, None).unwrap();
+        store(&layout, &b, None);
         let hex = digest_hex(&b.layers[0].digest).unwrap();
         std::fs::write(dir.path().join("b/blobs/sha256").join(hex), b"garbage").unwrap();
         let err = layout.read_image(None).unwrap_err().to_string();

@@ -12,6 +12,7 @@ use super::copy::{self, Copied, CopyError, Endpoint, Engine, Source};
 use super::layout::Layout;
 use super::model::{self, Artifact, ImageConfig, ModelError, Platform};
 use super::reference::{ImageRef, RefError};
+use super::registry::api::FetchedManifest;
 use super::registry::{PushReport, RegistryError, RegistryOptions};
 use super::unpack::{UnpackError, apply_layer};
 
@@ -121,14 +122,14 @@ pub struct PulledImage {
     pub rootfs: PathBuf,
 }
 
-/// Resolves an index to one platform's manifest (default: linux and this machine's
-/// architecture); a single image is itself.
+/// Resolves `top`, the manifest `from` names, to one platform's manifest when it is an index
+/// (default: linux and this machine's architecture); a single image is itself.
 async fn platform_manifest(
     engine: &Engine,
     from: &Endpoint,
+    top: FetchedManifest,
     platform: Option<&Platform>,
-) -> Result<super::registry::api::FetchedManifest, TransferError> {
-    let top = engine.manifest(Source::Endpoint(from)).await?;
+) -> Result<FetchedManifest, TransferError> {
     if !model::is_index(&top.media_type) {
         return Ok(top);
     }
@@ -176,7 +177,8 @@ pub async fn pull_to_dir_for(
     let src = ImageRef::parse(reference)?;
     let from = endpoint(&src);
     let engine = Engine::new(opts);
-    let m = platform_manifest(&engine, &from, platform).await?;
+    let top = engine.manifest(Source::Endpoint(&from)).await?;
+    let m = platform_manifest(&engine, &from, top, platform).await?;
     let parsed = model::parse_manifest(&m.bytes, &m.digest)?;
     let source = Source::Endpoint(&from);
     let config_bytes = copy::read_small_blob(&engine, source, &parsed.config).await?;
@@ -245,7 +247,7 @@ pub async fn inspect(src: &ImageRef, opts: &RegistryOptions) -> Result<Value, Tr
     let from = endpoint(src);
     let engine = Engine::new(opts);
     let top = engine.manifest(Source::Endpoint(&from)).await?;
-    let m = platform_manifest(&engine, &from, None).await?;
+    let m = platform_manifest(&engine, &from, top.clone(), None).await?;
     let parsed = model::parse_manifest(&m.bytes, &m.digest)?;
     let config_bytes =
         copy::read_small_blob(&engine, Source::Endpoint(&from), &parsed.config).await?;

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog::declcfg::DeclarativeConfig;
-use crate::catalog::filter::isc::{ImageSetConfig, IscError};
+use crate::catalog::filter::isc::{CatalogSelection, ImageSetConfig, IscError};
 use crate::catalog::filter::{self, FilterError, FilterFlags, FilterSpec, SpecError};
 use crate::catalog::load::{self, LoadErrors};
 use crate::catalog::write_fs::{self, Format, WriteFsError};
@@ -102,50 +102,69 @@ pub enum CatalogFilterError {
     Write(#[from] WriteFsError),
 }
 
+/// The `mirror.operators[]` entries of `isc` (read from `file`) that apply to `source`: those
+/// naming it, else the only entry when there is one (with a warning); every entry when no
+/// source is named.
+pub fn entries<'a>(
+    isc: &'a ImageSetConfig,
+    file: &Path,
+    source: Option<&str>,
+) -> Result<Vec<&'a CatalogSelection>, CatalogFilterError> {
+    if isc.catalogs.is_empty() {
+        return Err(CatalogFilterError::NoCatalogs {
+            file: file.to_path_buf(),
+        });
+    }
+    let Some(source) = source else {
+        return Ok(isc.catalogs.iter().collect());
+    };
+    let named: Vec<_> = isc.catalogs.iter().filter(|c| c.names(source)).collect();
+    match (named.is_empty(), isc.catalogs.as_slice()) {
+        (false, _) => Ok(named),
+        (true, [only]) => {
+            tracing::warn!(
+                "{}: using the entry for {} with {source}",
+                file.display(),
+                only.catalog
+            );
+            Ok(vec![only])
+        }
+        (true, many) => Err(CatalogFilterError::NoEntry {
+            file: file.to_path_buf(),
+            catalog: source.to_string(),
+            catalogs: many
+                .iter()
+                .map(|c| c.catalog.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// Reads an ImageSetConfiguration, warning of the fields `what` (a command) does not act on.
+pub fn load_config(file: &Path, what: &str) -> Result<ImageSetConfig, CatalogFilterError> {
+    let isc = ImageSetConfig::load(file)?;
+    for field in &isc.ignored {
+        tracing::warn!(
+            "{}: {field} is accepted as oc-mirror accepts it, but {what} does not act on it",
+            file.display()
+        );
+    }
+    Ok(isc)
+}
+
 /// The selection `config` holds for `source`: its entry for that catalog, or its only entry.
 /// Fields it accepts without acting on them are logged as warnings.
 pub fn spec_from_config(config: &Path, source: &str) -> Result<FilterSpec, CatalogFilterError> {
-    let isc = ImageSetConfig::load(config)?;
-    for field in &isc.ignored {
-        tracing::warn!(
-            "{}: {field} is accepted as oc-mirror accepts it, but a catalog filter does not act on it",
-            config.display()
-        );
-    }
+    let isc = load_config(config, "a catalog filter")?;
     if !isc.blocked_images.is_empty() {
         tracing::warn!(
             "{}: mirror.blockedImages applies when images are mirrored, not to a catalog filter",
             config.display()
         );
     }
-    let entry =
-        match isc.catalogs.as_slice() {
-            [] => {
-                return Err(CatalogFilterError::NoCatalogs {
-                    file: config.to_path_buf(),
-                });
-            }
-            [only] => only,
-            many => many.iter().find(|c| c.names(source)).ok_or_else(|| {
-                CatalogFilterError::NoEntry {
-                    file: config.to_path_buf(),
-                    catalog: source.to_string(),
-                    catalogs: many
-                        .iter()
-                        .map(|c| c.catalog.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                }
-            })?,
-        };
-    if !entry.names(source) {
-        tracing::warn!(
-            "{}: filtering {source} with the entry for {}",
-            config.display(),
-            entry.catalog
-        );
-    }
-    Ok(entry.spec.clone())
+    let found = entries(&isc, config, Some(source))?;
+    Ok(found[0].spec.clone())
 }
 
 /// Filters the catalog `req` names and writes it to `req.output`.

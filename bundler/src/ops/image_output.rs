@@ -269,7 +269,7 @@ pub async fn move_image(
                     "{}: wrote {} ({} blobs written, {} present)",
                     d,
                     stored.digest,
-                    stored.copied.transferred(),
+                    stored.copied.uploaded.len(),
                     stored.copied.present.len()
                 );
             }

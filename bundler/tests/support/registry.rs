@@ -250,6 +250,26 @@ http:\n  addr: {addr}\n  secret: olm-test-secret\n{http_extra}{auth_extra}",
         }
     }
 
+    /// What skopeo says of `image` as a node of architecture `arch` would pull it
+    /// (`--override-arch`: an index resolves to that platform's image).
+    pub fn inspect_as(&self, image: &str, arch: &str) -> serde_json::Value {
+        let mut args = vec![
+            "--override-arch".to_string(),
+            arch.into(),
+            "inspect".into(),
+            "--no-tags".into(),
+        ];
+        args.extend(self.skopeo_inspect_args());
+        args.push(format!("docker://{image}"));
+        let out = skopeo(&args);
+        assert!(
+            out.status.success(),
+            "skopeo inspect of {image} as {arch}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("skopeo inspect prints JSON")
+    }
+
     /// The flags `skopeo inspect` needs (no `--src-` prefix there).
     pub fn skopeo_inspect_args(&self) -> Vec<String> {
         match self.variant {

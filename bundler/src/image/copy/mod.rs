@@ -124,11 +124,6 @@ impl Copied {
         self.uploaded.iter().map(|(_, s)| s).sum()
     }
 
-    /// Blobs that went over the wire: uploaded (or, into a layout, written).
-    pub fn transferred(&self) -> usize {
-        self.uploaded.len()
-    }
-
     fn absorb(&mut self, other: Copied) {
         self.uploaded.extend(other.uploaded);
         self.mounted.extend(other.mounted);

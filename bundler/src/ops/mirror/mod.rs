@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use futures::StreamExt as _;
 
 use crate::catalog::declcfg::DeclarativeConfig;
-use crate::catalog::filter::isc::{BlockedImages, ImageSetConfig, IscError};
+use crate::catalog::filter::isc::BlockedImages;
 use crate::catalog::filter::{self, FilterError, FilterSpec};
 use crate::catalog::images;
 use crate::catalog::write_fs::{self, Format, WriteFsError};
@@ -86,14 +86,6 @@ pub enum MirrorError {
     /// The request does not fit together (exit code 2).
     #[error("{0}")]
     Usage(String),
-    #[error(transparent)]
-    Config(#[from] IscError),
-    #[error("{file}: no mirror.operators[] entry is for {source_ref} (catalogs: {catalogs})")]
-    NoEntry {
-        file: String,
-        source_ref: String,
-        catalogs: String,
-    },
     #[error(transparent)]
     Read(#[from] CatalogFilterError),
     #[error("{catalog}: {error}")]
@@ -274,8 +266,12 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
         }
         MirrorFrom::Archive(_) => Vec::new(),
     };
-    let several = jobs.len() > 1
-        || matches!(&req.from, MirrorFrom::Archive(dir) if Manifest::open(dir).map(|m| m.catalogs.len() > 1).unwrap_or(false));
+    // What an archive holds, read once (a --from-archive run mirrors each of its catalogs).
+    let archived = match &req.from {
+        MirrorFrom::Archive(dir) => Some(Manifest::open(dir)?),
+        MirrorFrom::Catalog { .. } => None,
+    };
+    let several = jobs.len() > 1 || archived.as_ref().is_some_and(|m| m.catalogs.len() > 1);
     if several
         && (req.target_catalog.is_some() || req.target_tag.is_some() || req.catalog_name.is_some())
     {
@@ -314,8 +310,7 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                 let MirrorTo::Registry(to) = &req.to else {
                     unreachable!("checked above")
                 };
-                let manifest = Manifest::open(dir)?;
-                for entry in &manifest.catalogs {
+                for entry in archived.iter().flat_map(|m| &m.catalogs) {
                     let c = archive_to_registry(
                         req,
                         &engine,
@@ -356,41 +351,9 @@ fn jobs(
             "name the catalog to mirror (a directory or an image), or pass --config with an ImageSetConfiguration",
         )),
         (Selection::Config(file), source) => {
-            let isc = ImageSetConfig::load(file)?;
-            for field in &isc.ignored {
-                tracing::warn!(
-                    "{}: {field} is accepted as oc-mirror accepts it, but olm catalog mirror does not act on it",
-                    file.display()
-                );
-            }
+            let isc = catalog_filter::load_config(file, "olm catalog mirror")?;
             blocked.0.push(isc.blocked_images.clone());
-            let entries: Vec<_> = match source {
-                Some(s) => {
-                    let found: Vec<_> = isc.catalogs.iter().filter(|c| c.names(s)).collect();
-                    match (found.as_slice(), isc.catalogs.as_slice()) {
-                        ([], [only]) => vec![only],
-                        ([], all) => {
-                            return Err(MirrorError::NoEntry {
-                                file: file.display().to_string(),
-                                source_ref: s.to_string(),
-                                catalogs: all
-                                    .iter()
-                                    .map(|c| c.catalog.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", "),
-                            });
-                        }
-                        (f, _) => f.to_vec(),
-                    }
-                }
-                None => isc.catalogs.iter().collect(),
-            };
-            if entries.is_empty() {
-                return Err(usage(format!(
-                    "{}: no mirror.operators[] entry to mirror",
-                    file.display()
-                )));
-            }
+            let entries = catalog_filter::entries(&isc, file, source)?;
             Ok(entries
                 .into_iter()
                 .map(|e| Job {
