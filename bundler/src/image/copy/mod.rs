@@ -206,9 +206,9 @@ impl Engine {
         }
     }
 
-    /// Shows a total bar for `images` images (a mirror).
-    pub fn expect_images(&mut self, images: u64) {
-        self.progress = self.progress.clone().with_total(images);
+    /// `images` more images are about to move (a mirror): the total bar counts them.
+    pub fn expect_images(&self, images: u64) {
+        self.progress.expect(images);
     }
 
     pub fn options(&self) -> &RegistryOptions {

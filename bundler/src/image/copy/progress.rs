@@ -11,7 +11,8 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 #[derive(Debug, Clone)]
 pub struct Progress {
     multi: Option<MultiProgress>,
-    total: Option<ProgressBar>,
+    /// The total bar, made by the first [`Progress::expect`].
+    total: Arc<std::sync::OnceLock<ProgressBar>>,
     bytes: Arc<AtomicU64>,
 }
 
@@ -25,27 +26,29 @@ impl Progress {
     pub fn new(drawn: bool) -> Self {
         Progress {
             multi: drawn.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
-            total: None,
+            total: Arc::new(std::sync::OnceLock::new()),
             bytes: Arc::new(AtomicU64::new(0)),
         }
     }
 
-    /// Adds a total bar of `images` images (for mirrors).
-    pub fn with_total(mut self, images: u64) -> Self {
+    /// `images` more images will move (a mirror): the total bar counts them.
+    pub fn expect(&self, images: u64) {
         if let Some(m) = &self.multi {
-            let bar = m.add(ProgressBar::new(images));
-            bar.set_style(style("total: {pos}/{len} images, {msg} [{elapsed}]"));
-            bar.set_message("0 B");
-            self.total = Some(bar);
+            let bar = self.total.get_or_init(|| {
+                let bar = m.add(ProgressBar::new(0));
+                bar.set_style(style("total: {pos}/{len} images, {msg} [{elapsed}]"));
+                bar.set_message("0 B");
+                bar
+            });
+            bar.inc_length(images);
         }
-        self
     }
 
     /// A bar for one image of `bytes` bytes.
     pub fn image(&self, name: &str, bytes: u64) -> ImageBar {
         let bar = self.multi.as_ref().map(|m| {
             let bar = ProgressBar::new(bytes);
-            let bar = match &self.total {
+            let bar = match self.total.get() {
                 Some(t) => m.insert_before(t, bar),
                 None => m.add(bar),
             };
@@ -57,13 +60,13 @@ impl Progress {
         });
         ImageBar {
             bar,
-            total: self.total.clone(),
+            total: self.total.get().cloned(),
             bytes: self.bytes.clone(),
         }
     }
 
     pub fn clear(&self) {
-        if let Some(t) = &self.total {
+        if let Some(t) = self.total.get() {
             t.finish_and_clear();
         }
         if let Some(m) = &self.multi {
@@ -109,5 +112,30 @@ impl ImageBar {
         if let Some(t) = &self.total {
             t.inc(1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_total_counts_images_and_bytes_as_they_are_announced() {
+        let p = Progress::new(true);
+        p.expect(2);
+        p.expect(1);
+        let total = p.total.get().expect("a total bar").clone();
+        assert_eq!(total.length(), Some(3));
+        let a = p.image("a", 10);
+        a.inc(4);
+        a.inc(6);
+        a.done();
+        assert_eq!(total.position(), 1);
+        assert_eq!(p.bytes.load(Ordering::Relaxed), 10);
+        // Hidden progress keeps no bars at all.
+        let quiet = Progress::new(false);
+        quiet.expect(5);
+        assert!(quiet.total.get().is_none());
+        quiet.image("b", 1).done();
     }
 }

@@ -451,6 +451,7 @@ async fn copy_all(
     report: &mut MirrorReport,
 ) -> (usize, usize, Vec<Failure>) {
     let at_once = engine.options().concurrency.max(1);
+    engine.expect_images(pairs.len() as u64);
     let results: Vec<(Result<crate::image::copy::Copied, CopyError>, &Planned)> =
         futures::stream::iter(pairs.iter())
             .map(|(from, to, p)| async move {
