@@ -18,8 +18,7 @@ use futures::StreamExt as _;
 
 use super::blob::{Blob, BlobData, ByteStream, HashingWriter};
 use super::model::{
-    self, ANNOTATION_REF_NAME, Artifact, Descriptor, Image, ImageIndex, Index,
-    MEDIA_TYPE_OCI_INDEX, ModelError, Platform,
+    self, ANNOTATION_REF_NAME, Descriptor, Image, Index, MEDIA_TYPE_OCI_INDEX, ModelError, Platform,
 };
 use super::registry::api::FetchedManifest;
 use super::{digest_hex, sha256_digest};
@@ -452,30 +451,6 @@ impl Layout {
         })
     }
 
-    /// Reads the image or index `tag` names (see [`Layout::resolve`]).
-    pub fn read_artifact(&self, tag: Option<&str>) -> Result<Artifact, LayoutError> {
-        let top = self.manifest(tag)?;
-        if !model::is_index(&top.media_type) {
-            return Ok(Artifact::Image(self.image_of(top)?));
-        }
-        let index =
-            model::parse_index(&top.bytes, &top.digest).map_err(|source| LayoutError::Model {
-                dir: self.dir.clone(),
-                source,
-            })?;
-        let images = index
-            .manifests
-            .iter()
-            .filter(|d| !model::is_index(&d.media_type))
-            .map(|d| self.image_of(self.manifest(Some(&d.digest))?))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Artifact::Index(ImageIndex {
-            manifest: top.bytes,
-            digest: top.digest,
-            images,
-        }))
-    }
-
     /// Reads the image `tag` names; an index is resolved to `platform` (default: linux and
     /// this machine's architecture).
     pub fn read_image_for(
@@ -523,7 +498,7 @@ pub fn host_platform() -> Platform {
 mod tests {
     use super::super::copy::{Endpoint, Engine, Source, locations::BlobLocations};
     use super::super::layer::{LayerBuilder, Owner};
-    use super::super::model::ImageBuilder;
+    use super::super::model::{Artifact, ImageBuilder};
     use super::super::registry::RegistryOptions;
     use super::*;
 

@@ -43,14 +43,6 @@ impl Reference {
         &self.registry
     }
 
-    /// The host to connect to: Docker Hub's API lives at `registry-1.docker.io`.
-    pub fn resolve_registry(&self) -> &str {
-        match self.registry.as_str() {
-            "docker.io" | "index.docker.io" => "registry-1.docker.io",
-            other => other,
-        }
-    }
-
     pub fn repository(&self) -> &str {
         &self.repository
     }
@@ -249,7 +241,6 @@ mod tests {
     fn references_split_like_containers_image() {
         let r: Reference = "busybox".parse().unwrap();
         assert_eq!(r.whole(), "docker.io/library/busybox:latest");
-        assert_eq!(r.resolve_registry(), "registry-1.docker.io");
         let d = format!("sha256:{}", "a".repeat(64));
         let r: Reference = format!("127.0.0.1:5000/ns/app@{d}").parse().unwrap();
         assert_eq!((r.registry(), r.repository()), ("127.0.0.1:5000", "ns/app"));

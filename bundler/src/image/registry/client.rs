@@ -221,11 +221,6 @@ impl RegistryClient {
         &self.registry
     }
 
-    /// Where the credentials came from (shown in errors, never the secret).
-    pub fn source(&self) -> &Source {
-        &self.resolved.source
-    }
-
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

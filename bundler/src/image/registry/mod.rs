@@ -142,8 +142,6 @@ pub enum RegistryError {
     },
     #[error(transparent)]
     Model(#[from] ModelError),
-    #[error("{reference}: {what}")]
-    Unsupported { reference: String, what: String },
 }
 
 impl RegistryError {
