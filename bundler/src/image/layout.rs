@@ -17,6 +17,7 @@ use bytes::Bytes;
 use futures::StreamExt as _;
 
 use super::blob::{Blob, BlobData, ByteStream, HashingWriter};
+use super::limits;
 use super::model::{
     self, ANNOTATION_REF_NAME, Descriptor, Image, Index, MEDIA_TYPE_OCI_INDEX, ModelError, Platform,
 };
@@ -241,6 +242,7 @@ impl Layout {
     /// The layout's index.json, or an empty index when the directory is new.
     pub fn index(&self) -> Result<Index, LayoutError> {
         let path = self.dir.join("index.json");
+        self.check_file_size(&path, "a layout's index.json", limits::LAYOUT_INDEX_BYTES)?;
         match std::fs::read(&path) {
             Ok(bytes) => {
                 serde_json::from_slice(&bytes).map_err(|source| LayoutError::Json { path, source })
@@ -377,9 +379,39 @@ impl Layout {
         }
     }
 
-    /// Reads a small blob whole (a manifest, an index, a config), checking its digest.
+    /// Refuses a file of the layout larger than `limit` before anything reads it.
+    fn check_file_size(
+        &self,
+        path: &Path,
+        kind: &'static str,
+        limit: u64,
+    ) -> Result<(), LayoutError> {
+        match std::fs::metadata(path) {
+            Ok(m) => model::check_size(&path.display().to_string(), kind, m.len(), limit).map_err(
+                |source| LayoutError::Model {
+                    dir: self.dir.clone(),
+                    source,
+                },
+            ),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Reads a small blob whole (a config, at most [`limits::CONFIG_BYTES`]), checking its
+    /// digest.
     pub fn read_blob(&self, digest: &str) -> Result<Bytes, LayoutError> {
+        self.read_small(digest, "a config", limits::CONFIG_BYTES)
+    }
+
+    /// Reads a blob of at most `limit` bytes whole, checking its digest.
+    fn read_small(
+        &self,
+        digest: &str,
+        kind: &'static str,
+        limit: u64,
+    ) -> Result<Bytes, LayoutError> {
         let path = self.blob_path(digest)?;
+        self.check_file_size(&path, kind, limit)?;
         let data = std::fs::read(&path).map_err(|source| {
             if source.kind() == std::io::ErrorKind::NotFound {
                 LayoutError::MissingBlob {
@@ -416,7 +448,7 @@ impl Layout {
                 (desc.digest, Some(desc.media_type))
             }
         };
-        let bytes = self.read_blob(&digest)?;
+        let bytes = self.read_small(&digest, "a manifest", limits::MANIFEST_BYTES)?;
         Ok(FetchedManifest {
             media_type: model::media_type_of(&bytes, served.as_deref()),
             bytes,

@@ -30,6 +30,7 @@ pub mod copy;
 pub mod elf;
 pub mod layer;
 pub mod layout;
+pub mod limits;
 pub mod model;
 pub mod operator;
 pub mod reference;

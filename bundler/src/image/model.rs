@@ -165,6 +165,25 @@ pub enum ModelError {
     MediaType { what: String, media_type: String },
     #[error("{what}: cannot read: {detail}")]
     Read { what: String, detail: String },
+    /// A document larger than `olm` reads ([`super::limits`]).
+    #[error(
+        "{what}: {} is over the {} limit for {kind}",
+        super::limits::size_text(*size),
+        super::limits::limit_text(*limit)
+    )]
+    TooLarge {
+        what: String,
+        kind: &'static str,
+        /// The size, or for a stream cut off at the limit, the bytes read when it was.
+        size: u64,
+        limit: u64,
+    },
+    #[error("index {digest}: lists {entries} manifests, more than the {limit} an index may list")]
+    TooManyEntries {
+        digest: String,
+        entries: usize,
+        limit: usize,
+    },
     #[error("two images for {platform} ({first} and {second}): an index holds one per platform")]
     SamePlatform {
         platform: String,
@@ -428,10 +447,31 @@ pub fn platforms_text(index: &Index) -> String {
 
 /// Parses index bytes; `digest` names it in errors.
 pub fn parse_index(bytes: &[u8], digest: &str) -> Result<Index, ModelError> {
-    serde_json::from_slice(bytes).map_err(|source| ModelError::Json {
+    let index: Index = serde_json::from_slice(bytes).map_err(|source| ModelError::Json {
         what: format!("index {digest}"),
         source,
-    })
+    })?;
+    if index.manifests.len() > super::limits::INDEX_ENTRIES {
+        return Err(ModelError::TooManyEntries {
+            digest: digest.to_string(),
+            entries: index.manifests.len(),
+            limit: super::limits::INDEX_ENTRIES,
+        });
+    }
+    Ok(index)
+}
+
+/// Refuses a document of `size` bytes over `limit`; `what` names it, `kind` says what it is.
+pub fn check_size(what: &str, kind: &'static str, size: u64, limit: u64) -> Result<(), ModelError> {
+    if size > limit {
+        return Err(ModelError::TooLarge {
+            what: what.to_string(),
+            kind,
+            size,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// Parses manifest bytes; `digest` names it in errors.

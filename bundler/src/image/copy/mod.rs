@@ -802,12 +802,18 @@ pub async fn read_small_blob(
     source: Source<'_>,
     desc: &Descriptor,
 ) -> Result<Bytes, CopyError> {
+    model::check_size(
+        &format!("config {}", desc.digest),
+        "a config",
+        desc.size,
+        super::limits::CONFIG_BYTES,
+    )?;
     let src = engine.src(source).await?;
     let corrupt = Arc::new(AtomicBool::new(false));
     let mut pieces = engine
         .open(&src, desc, &ImageBar::hidden(), &corrupt)
         .await?;
-    let mut out = Vec::with_capacity(desc.size.min(1 << 24) as usize);
+    let mut out = Vec::with_capacity(desc.size as usize);
     while let Some(piece) = pieces.next().await {
         out.extend_from_slice(&piece.map_err(|e| io_error(&desc.digest, e))?);
     }

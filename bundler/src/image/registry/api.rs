@@ -5,6 +5,7 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use reqwest::{Body, Response, StatusCode};
 
+use super::super::limits;
 use super::super::model::{self, ACCEPTED_MANIFEST_TYPES, ModelError};
 use super::super::sha256_digest;
 use super::RegistryError;
@@ -204,12 +205,12 @@ impl RegistryClient {
             .get("docker-content-digest")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let bytes = resp.bytes().await.map_err(|e| RegistryError::Transport {
-            registry: self.registry().to_string(),
-            op: op.clone(),
-            attempts: 1,
-            detail: super::client::chain_text(&e),
-        })?;
+        let what = format!(
+            "manifest {}/{repo}{}{reference}",
+            self.registry(),
+            sep(reference)
+        );
+        let bytes = self.bounded_body(&op, &what, resp).await?;
         let digest = sha256_digest(&bytes);
         let expected = if reference.starts_with("sha256:") {
             Some(reference.to_string())
@@ -236,6 +237,32 @@ impl RegistryClient {
             media_type,
             digest,
         })
+    }
+
+    /// A manifest response's body, refused past [`limits::MANIFEST_BYTES`]: at once when the
+    /// server announces a larger length, else as soon as the stream passes the limit.
+    async fn bounded_body(
+        &self,
+        op: &str,
+        what: &str,
+        mut resp: Response,
+    ) -> Result<Bytes, RegistryError> {
+        let limit = limits::MANIFEST_BYTES;
+        if let Some(announced) = resp.content_length() {
+            model::check_size(what, "a manifest", announced, limit)?;
+        }
+        let transport = |e: reqwest::Error| RegistryError::Transport {
+            registry: self.registry().to_string(),
+            op: op.to_string(),
+            attempts: 1,
+            detail: super::client::chain_text(&e),
+        };
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(transport)? {
+            body.extend_from_slice(&chunk);
+            model::check_size(what, "a manifest", body.len() as u64, limit)?;
+        }
+        Ok(Bytes::from(body))
     }
 
     /// The digest `reference` currently names in `repo`, or `None` when it names nothing.

@@ -72,6 +72,8 @@ pub enum ArchiveError {
         #[source]
         source: serde_json::Error,
     },
+    #[error(transparent)]
+    TooLarge(#[from] crate::image::model::ModelError),
     #[error("{path}: version {version} of the archive format; this olm reads version 1")]
     Version { path: PathBuf, version: u32 },
     #[error(transparent)]
@@ -82,6 +84,15 @@ impl Manifest {
     /// The manifest of the archive `dir`; `None` when the directory holds none yet.
     pub fn read(dir: &Path) -> Result<Option<Manifest>, ArchiveError> {
         let path = dir.join(MANIFEST);
+        // Carried across an air gap: input like any other, bounded like a layout's index.
+        if let Ok(m) = std::fs::metadata(&path) {
+            crate::image::model::check_size(
+                &path.display().to_string(),
+                "a mirror archive's manifest",
+                m.len(),
+                crate::image::limits::LAYOUT_INDEX_BYTES,
+            )?;
+        }
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

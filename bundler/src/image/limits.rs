@@ -1,0 +1,31 @@
+//! Bounds on what `olm` reads whole from a registry, an OCI layout or a mirror archive. Every
+//! such document is someone else's input: without a bound, a registry (or a layout carried
+//! across an air gap) that serves a manifest padded to gigabytes makes `olm` hold it all in
+//! memory before it can tell. The figures are containers-image's (its `iolimits`) where it
+//! has one, so what `olm` refuses is what podman, skopeo and CRI-O refuse.
+
+/// A manifest or an index (containers-image's `MaxManifestBodySize`; distribution refuses
+/// larger pushes too).
+pub const MANIFEST_BYTES: u64 = 4 << 20;
+/// An image config.
+pub const CONFIG_BYTES: u64 = 8 << 20;
+/// A layout's `index.json`, which has one entry per tag (a mirror archive tags every image
+/// it carries).
+pub const LAYOUT_INDEX_BYTES: u64 = 64 << 20;
+/// The images one index may list: multi-platform indexes have a handful, so thousands mean
+/// an index made to fan a reader out.
+pub const INDEX_ENTRIES: usize = 4096;
+
+/// `n` bytes as people read sizes: `5242880 bytes (5.0 MiB)`.
+pub fn size_text(n: u64) -> String {
+    if n >= 1 << 20 {
+        format!("{n} bytes ({:.1} MiB)", n as f64 / f64::from(1 << 20))
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// A limit as text: `4 MiB`.
+pub fn limit_text(n: u64) -> String {
+    format!("{} MiB", n >> 20)
+}
