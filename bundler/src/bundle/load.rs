@@ -121,8 +121,9 @@ fn sorted_entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, YamlError> {
 /// at most 1.5 MB in etcd): a bigger one is kept aside as undecodable, unread.
 const MAX_MANIFEST_FILE: u64 = 32 << 20;
 
-/// The documents of one manifests/ file, or why it holds none.
-fn decode_manifest_file(path: &Path) -> Result<Vec<Value>, String> {
+/// The documents of one manifests/ file, or why it holds none (naming `rel`, its path in the
+/// bundle, and the line).
+fn decode_manifest_file(path: &Path, rel: &Path) -> Result<Vec<Value>, String> {
     // Follows a symbolic link, as opm opens the file it names.
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if !meta.is_file() {
@@ -138,7 +139,7 @@ fn decode_manifest_file(path: &Path) -> Result<Vec<Value>, String> {
     let bytes = yaml::read_file(path).map_err(|e| e.to_string())?;
     let text =
         std::str::from_utf8(&bytes).map_err(|e| format!("not UTF-8 text (a binary file?): {e}"))?;
-    let docs = yaml::parse_documents(path, text).map_err(|e| e.to_string())?;
+    let docs = yaml::parse_documents(rel, text).map_err(|e| e.to_string())?;
     if docs.is_empty() {
         return Err("no YAML or JSON document in it (an empty file)".into());
     }
@@ -167,7 +168,7 @@ impl BundleDir {
                     b.unexpected_entries.push(rel);
                     continue;
                 }
-                match decode_manifest_file(&entry.path()) {
+                match decode_manifest_file(&entry.path(), &rel) {
                     Ok(docs) => b.manifests.extend(docs.into_iter().map(|object| Manifest {
                         file: rel.clone(),
                         object,
