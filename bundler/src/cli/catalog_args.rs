@@ -74,7 +74,7 @@ pub struct FilterArgs {
     pub config: Option<PathBuf>,
     /// With --config: a package or channel the catalog does not have is an error, not a
     /// warning (oc-mirror leaves it out and goes on).
-    #[arg(long, requires = "config")]
+    #[arg(long, requires = "config", conflicts_with_all = ["packages", "channels", "default_channel", "min_version", "max_version", "full", "upgrade_from"])]
     pub strict: bool,
 }
 
