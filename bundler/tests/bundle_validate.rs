@@ -138,6 +138,76 @@ fn format_nested_dir_and_hidden_file() {
     );
 }
 
+/// operator-registry reads every regular file of manifests/ whatever its name: a CRD kept as
+/// `<name>.crd`, a `.yml` file and an editor's `metadata/annotations.yaml.bak` leave the
+/// bundle as valid as it was (operator-sdk passes it; opm renders the same bundle).
+#[test]
+fn format_any_file_name_is_a_manifest() {
+    let b = good_bundle();
+    let m = b.path().join("manifests");
+    std::fs::rename(
+        m.join(CRD.trim_start_matches("manifests/")),
+        m.join("reversewordsapps.crd"),
+    )
+    .unwrap();
+    let yml = std::fs::read_dir(&m)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.extension().is_some_and(|e| e == "yaml")
+                && !p.ends_with(CSV.trim_start_matches("manifests/"))
+        })
+        .expect("a manifest besides the CSV");
+    std::fs::rename(&yml, yml.with_extension("yml")).unwrap();
+    std::fs::copy(
+        b.path().join("metadata/annotations.yaml"),
+        b.path().join("metadata/annotations.yaml.bak"),
+    )
+    .unwrap();
+    let r = run(b.path(), &all_suites());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+}
+
+/// What operator-framework/api's loader cannot decode into an object fails validation, file
+/// by file: an empty file, a binary, text that is not YAML, YAML that is no object, a copy of
+/// annotations.yaml (no `kind`).
+#[test]
+fn format_a_file_that_is_no_object_is_an_error() {
+    let b = good_bundle();
+    write(b.path(), "manifests/empty.yaml", "");
+    std::fs::write(
+        b.path().join("manifests/logo.png"),
+        [0x89, b'P', b'N', b'G', 0xff, 0],
+    )
+    .unwrap();
+    write(b.path(), "manifests/notes.txt", "key: [unclosed\n");
+    write(b.path(), "manifests/list.yaml", "- a\n- b\n");
+    std::fs::copy(
+        b.path().join("metadata/annotations.yaml"),
+        b.path().join("manifests/annotations.yaml.bak"),
+    )
+    .unwrap();
+    let r = run(b.path(), &Options::default());
+    for file in ["empty.yaml", "logo.png", "notes.txt"] {
+        assert!(
+            r.findings.iter().any(|f| f.level == Level::Error
+                && f.check == "undecodable-file"
+                && f.message.starts_with("unable to decode object: ")
+                && f.file.as_deref() == Some(Path::new("manifests").join(file).as_path())),
+            "{file}: {:#?}",
+            r.findings
+        );
+    }
+    expect(
+        &r,
+        Level::Error,
+        "object",
+        "expected a Kubernetes object (a map), found",
+    );
+    expect(&r, Level::Error, "object", "'kind' is missing");
+    assert!(!r.passed(false));
+}
+
 #[test]
 fn format_annotations() {
     let b = good_bundle();
@@ -994,10 +1064,13 @@ fn malformed_yaml_names_file_and_line() {
         "manifests/broken.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n",
     );
-    let err = validate_dir(b.path(), &Options::default())
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("manifests/broken.yaml:"), "{err}");
+    // operator-sdk fails on the file (`unable to decode object`); opm renders without it.
+    expect(
+        &run(b.path(), &Options::default()),
+        Level::Error,
+        "undecodable-file",
+        "unable to decode object: manifests/broken.yaml:4:",
+    );
 }
 
 #[test]

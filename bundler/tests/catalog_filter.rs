@@ -771,6 +771,121 @@ fn an_image_set_configuration_selects_as_oc_mirror() {
     let _ = std::fs::remove_dir_all(isc.parent().unwrap());
 }
 
+/// Names the catalog does not have, in an ImageSetConfiguration: oc-mirror's filter keeps the
+/// packages and channels listed that exist (sherine-k/catalog-filter
+/// `filterByPackageAndChannels`), so each typo is left out with one warning and the result is
+/// what the configuration without it selects; `--strict` refuses them. On the command line a
+/// typo is an error.
+#[test]
+fn typos_in_a_configuration_are_left_out_as_oc_mirror_leaves_them() {
+    let Some(data) = shared() else { return };
+    let src = data.join(COMMUNITY);
+    let s = src.to_str().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let filter_with = |isc: &Path, name: &str, strict: bool| {
+        let dir = out.path().join(name);
+        let mut args = vec![
+            "catalog",
+            "filter",
+            s,
+            "-o",
+            dir.to_str().unwrap(),
+            "--config",
+            isc.to_str().unwrap(),
+        ];
+        if strict {
+            args.push("--strict");
+        }
+        let (code, _, err) = olm(&args);
+        (code, err, dir)
+    };
+    let warnings = |err: &str| {
+        err.lines()
+            .filter(|l| l.contains("ignored, as oc-mirror does"))
+            .count()
+    };
+    let cases = [
+        (
+            "channel",
+            "    - name: kube-green\n      channels:\n      - name: alpha\n      - name: beta\n",
+            "    - name: kube-green\n      channels:\n      - name: alpha\n",
+            "channel \"beta\" is not in package \"kube-green\" (channels: alpha)",
+        ),
+        (
+            "package",
+            "    - name: kube-green\n    - name: kube-grene\n",
+            "    - name: kube-green\n",
+            "package \"kube-grene\" is not in the catalog (packages: ",
+        ),
+    ];
+    for (name, typo, fixed, message) in cases {
+        let typo = write_isc(
+            &format!("typo-{name}"),
+            &format!("  - catalog: {s}\n    packages:\n{typo}"),
+        );
+        let fixed = write_isc(
+            &format!("fixed-{name}"),
+            &format!("  - catalog: {s}\n    packages:\n{fixed}"),
+        );
+        let (code, err, got) = filter_with(&typo, &format!("{name}-typo"), false);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(warnings(&err), 1, "{err}");
+        assert!(err.contains(&format!("{s}: {message}")), "{err}");
+        let (code, err, want) = filter_with(&fixed, &format!("{name}-fixed"), false);
+        assert_eq!((code, warnings(&err)), (0, 0), "{err}");
+        let (got, want) = (read_back(&got), read_back(&want));
+        assert!(!got.bundles.is_empty());
+        assert!(
+            got.to_json() == want.to_json(),
+            "{name}: the typo changes the selection"
+        );
+        let (code, err, _) = filter_with(&typo, &format!("{name}-strict"), true);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains(message) && !err.contains("ignored"), "{err}");
+    }
+    // Nothing left: an error either way.
+    let none = write_isc(
+        "typo-all",
+        &format!("  - catalog: {s}\n    packages:\n    - name: kube-grene\n"),
+    );
+    let (code, err, _) = filter_with(&none, "none", false);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("no package listed is in the catalog (kube-grene; packages: "),
+        "{err}"
+    );
+    // The flags: a typo is an error, and --strict goes with --config only.
+    let dir = out.path().join("flags");
+    let (code, _, err) = olm(&[
+        "catalog",
+        "filter",
+        s,
+        "-o",
+        dir.to_str().unwrap(),
+        "--package",
+        "kube-green",
+        "--channel",
+        "beta",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("channel \"beta\" is not in package \"kube-green\" (channels: alpha)"),
+        "{err}"
+    );
+    let (code, _, err) = olm(&[
+        "catalog",
+        "filter",
+        s,
+        "-o",
+        dir.to_str().unwrap(),
+        "--package",
+        "kube-green",
+        "--strict",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let _ = std::fs::remove_dir_all(none.parent().unwrap());
+}
+
 #[test]
 fn a_catalog_image_is_a_source_too() {
     let Some(data) = shared() else { return };

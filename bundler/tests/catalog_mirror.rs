@@ -623,7 +623,7 @@ fn an_oc_mirror_image_set_configuration_works_unchanged() {
     std::fs::write(
         &config,
         format!(
-            "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  operators:\n  - catalog: docker://{}\n    targetCatalog: ops/filtered\n    targetTag: v4.20\n    packages:\n    - name: alpha\n      minVersion: 1.0.0\n  blockedImages:\n  - name: org/multi\n",
+            "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  operators:\n  - catalog: docker://{}\n    targetCatalog: ops/filtered\n    targetTag: v4.20\n    packages:\n    - name: alpha\n      minVersion: 1.0.0\n    - name: gamma\n  blockedImages:\n  - name: org/multi\n",
             catalog_image
         ),
     )
@@ -652,7 +652,36 @@ fn an_oc_mirror_image_set_configuration_works_unchanged() {
         err.contains("left out") && err.contains("blocked by \"org/multi\""),
         "{err}"
     );
+    // A package the catalog lacks is left out, as oc-mirror leaves it out, with a warning.
+    assert!(
+        err.contains(&format!(
+            "{catalog_image}: package \"gamma\" is not in the catalog (packages: alpha, beta): ignored, as oc-mirror does"
+        )),
+        "{err}"
+    );
     let cs = std::fs::read_to_string(h.join("out/catalogsource.yaml")).unwrap();
     assert!(cs.contains(&format!("{to}/ops/filtered@sha256:")), "{cs}");
     assert!(cs.contains("name: filtered-v4-20"), "{cs}");
+    // --strict refuses it before anything is copied.
+    let strict = olm(h)
+        .args(["catalog", "mirror", "--strict", "--config"])
+        .arg(&config)
+        .args(["--to", &dst.image("strict"), "--output"])
+        .arg(h.join("strict"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("package \"gamma\" is not in the catalog (packages: alpha, beta)")
+            && !err.contains("ignored"),
+        "{err}"
+    );
+    assert!(
+        remote_digest(
+            &dst,
+            &moved(&f.images["alpha-1.0.0"], &src, &dst.image("strict"))
+        )
+        .is_none()
+    );
 }

@@ -340,3 +340,149 @@ fn blobs_split_json_and_yaml_renders() {
         ["a \"b\"", "c"]
     );
 }
+
+/// Copies the bundle `input` of the fixtures under `root` to the same relative path in a
+/// scratch root (whose `expected/` is the fixtures'), renaming its manifests with `rename`
+/// and adding `extra` files, so a case's recorded output applies to the copy.
+fn copied_bundle(
+    root: &Path,
+    input: &str,
+    rename: &[(&str, &str)],
+    extra: &[(&str, &[u8])],
+) -> tempfile::TempDir {
+    let scratch = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(root.join("expected"), scratch.path().join("expected")).unwrap();
+    let (from, to) = (root.join(input), scratch.path().join(input));
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir_all(to.join(sub)).unwrap();
+        for e in std::fs::read_dir(from.join(sub)).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            let new = rename
+                .iter()
+                .find(|(old, _)| *old == format!("{sub}/{name}"))
+                .map_or(format!("{sub}/{name}"), |(_, new)| new.to_string());
+            std::fs::copy(from.join(sub).join(&name), to.join(new)).unwrap();
+        }
+    }
+    for (file, bytes) in extra {
+        std::fs::write(to.join(file), bytes).unwrap();
+    }
+    scratch
+}
+
+const DROP_IN: &str = "operator-registry/pkg/lib/bundle/testdata/validate/valid_bundle";
+
+/// The manifests in name order: the renames below keep it, so opm's recorded render (objects
+/// in file-name order) is what opm renders of the renamed copy.
+fn manifest_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("manifests"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A CRD kept as `<name>.crd`, a `.yml` manifest and an editor's `annotations.yaml.bak`:
+/// operator-registry reads every file of manifests/ whatever its name, so opm renders the
+/// bundle exactly as it rendered the original and the api validators pass it as they passed
+/// it; `olm` matches every recorded case of the original.
+#[test]
+fn manifests_with_any_file_name_render_and_validate_as_recorded() {
+    let Some(root) = peer_fixtures() else { return };
+    let annotations = std::fs::read(root.join(DROP_IN).join("metadata/annotations.yaml")).unwrap();
+    let copy = copied_bundle(
+        &root,
+        DROP_IN,
+        &[
+            (
+                "manifests/etcdclusters.etcd.database.coreos.com.crd.yaml",
+                "manifests/etcdclusters.etcd.database.coreos.com.crd",
+            ),
+            (
+                "manifests/etcdconfigmap.yaml",
+                "manifests/etcdconfigmap.yml",
+            ),
+        ],
+        &[("metadata/annotations.yaml.bak", &annotations)],
+    );
+    let original = manifest_names(&root.join(DROP_IN));
+    let renamed = manifest_names(&copy.path().join(DROP_IN));
+    let stem = |n: &String| {
+        n.split(".y")
+            .next()
+            .unwrap()
+            .trim_end_matches(".crd")
+            .to_string()
+    };
+    assert_eq!(
+        original.iter().map(stem).collect::<Vec<_>>(),
+        renamed.iter().map(stem).collect::<Vec<_>>(),
+        "the renames keep the file order"
+    );
+    assert!(renamed.contains(&"etcdclusters.etcd.database.coreos.com.crd".to_string()));
+    let cases: Vec<Case> = cases(&root)
+        .into_iter()
+        .filter(|c| c.input == DROP_IN)
+        .collect();
+    assert!(
+        cases.iter().any(|c| c.kind == "render" && c.ok)
+            && cases.iter().any(|c| c.kind == "bundle-validate" && c.ok),
+        "the recorded render and validation of {DROP_IN}"
+    );
+    for c in &cases {
+        compare(copy.path(), c).unwrap_or_else(|e| panic!("{}: {e}", c.id));
+    }
+}
+
+/// Files of manifests/ that hold no object: opm's loader skips each (the recorded render of
+/// the bundle without them stays exact), operator-framework/api's fails on each.
+#[test]
+fn manifests_that_hold_no_object_are_skipped_by_render_and_refused_by_validate() {
+    let Some(root) = peer_fixtures() else { return };
+    let annotations = std::fs::read(root.join(DROP_IN).join("metadata/annotations.yaml")).unwrap();
+    let copy = copied_bundle(
+        &root,
+        DROP_IN,
+        &[],
+        &[
+            ("manifests/annotations.yaml.bak", &annotations),
+            ("manifests/empty.yaml", b""),
+            (
+                "manifests/icon.png",
+                &[0x89, b'P', b'N', b'G', 0xff, 0xfe, 0],
+            ),
+            ("manifests/notes.txt", b"key: [unclosed\n"),
+        ],
+    );
+    for c in cases(&root)
+        .into_iter()
+        .filter(|c| c.input == DROP_IN && c.kind.starts_with("render"))
+    {
+        compare(copy.path(), &c).unwrap_or_else(|e| panic!("{}: {e}", c.id));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(["bundle", "validate", "-o", "json", DROP_IN])
+        .current_dir(copy.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<String> = report["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["type"] == "error")
+        .map(|o| o["message"].as_str().unwrap_or("").to_string())
+        .collect();
+    let decode = errors
+        .iter()
+        .filter(|m| m.starts_with("unable to decode object: "))
+        .count();
+    assert_eq!(decode, 3, "{errors:#?}");
+    assert!(
+        errors.iter().any(|m| m.contains("'kind' is missing")),
+        "{errors:#?}"
+    );
+}

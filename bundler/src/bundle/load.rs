@@ -5,8 +5,15 @@
 //! `metadata/dependencies.yaml`, `metadata/properties.yaml` and `tests/scorecard/`. Anything else
 //! at the top level (a Dockerfile, a Makefile) is ignored, as opm and OLM ignore it.
 //!
+//! `manifests/` is read as operator-registry reads it: every regular file whatever its name
+//! (`foo.crd`, `bar.yml`, `baz.json`), hidden files and subdirectories excepted, decoded as a
+//! YAML or JSON stream. A file there that does not decode (empty, binary, not YAML) is kept
+//! aside in [`BundleDir::undecoded`]: `opm render` skips such a file, operator-framework/api's
+//! loader (`operator-sdk bundle validate`) fails on it, and each command here does what the
+//! tool it replaces does.
+//!
 //! Loading is lenient about *content* (validation reports problems later, with context) and
-//! strict about *syntax*: a file that is not YAML is an error naming the file and line.
+//! strict about the *syntax* of `metadata/annotations.yaml`: an error naming the file and line.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,6 +81,9 @@ pub struct BundleDir {
     pub has_metadata_dir: bool,
     /// Entries inside manifests/ that are not loadable files: subdirectories and hidden files.
     pub unexpected_entries: Vec<PathBuf>,
+    /// Files of manifests/ that hold no decodable document (empty, binary, not YAML, too
+    /// large, not a regular file), with the reason: opm leaves them out of the bundle.
+    pub undecoded: Vec<(PathBuf, String)>,
     /// Other files under `tests/scorecard/` (relative paths), for image builds.
     pub scorecard_files: Vec<PathBuf>,
     /// `metadata/dependencies.yaml` or `properties.yaml` files that could not be read and were
@@ -107,8 +117,33 @@ fn sorted_entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, YamlError> {
     Ok(entries)
 }
 
-fn is_manifest_file(name: &str) -> bool {
-    name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json")
+/// The largest manifests/ file read (a bundle image holds a few MB; a Kubernetes object is
+/// at most 1.5 MB in etcd): a bigger one is kept aside as undecodable, unread.
+const MAX_MANIFEST_FILE: u64 = 32 << 20;
+
+/// The documents of one manifests/ file, or why it holds none (naming `rel`, its path in the
+/// bundle, and the line).
+fn decode_manifest_file(path: &Path, rel: &Path) -> Result<Vec<Value>, String> {
+    // Follows a symbolic link, as opm opens the file it names.
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_MANIFEST_FILE {
+        return Err(format!(
+            "{} bytes, more than the {} MiB a manifest may have",
+            meta.len(),
+            MAX_MANIFEST_FILE >> 20
+        ));
+    }
+    let bytes = yaml::read_file(path).map_err(|e| e.to_string())?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|e| format!("not UTF-8 text (a binary file?): {e}"))?;
+    let docs = yaml::parse_documents(rel, text).map_err(|e| e.to_string())?;
+    if docs.is_empty() {
+        return Err("no YAML or JSON document in it (an empty file)".into());
+    }
+    Ok(docs)
 }
 
 impl BundleDir {
@@ -133,15 +168,12 @@ impl BundleDir {
                     b.unexpected_entries.push(rel);
                     continue;
                 }
-                if !is_manifest_file(&name) {
-                    b.unexpected_entries.push(rel);
-                    continue;
-                }
-                for object in yaml::load_documents(&entry.path())? {
-                    b.manifests.push(Manifest {
+                match decode_manifest_file(&entry.path(), &rel) {
+                    Ok(docs) => b.manifests.extend(docs.into_iter().map(|object| Manifest {
                         file: rel.clone(),
                         object,
-                    });
+                    })),
+                    Err(why) => b.undecoded.push((rel, why)),
                 }
             }
         }
@@ -281,5 +313,47 @@ mod tests {
         assert_eq!(b.manifests.len(), 1);
         assert_eq!(b.unexpected_entries.len(), 2);
         assert!(!b.has_metadata_dir);
+    }
+
+    #[test]
+    fn every_regular_file_is_read_whatever_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("manifests");
+        std::fs::create_dir_all(&m).unwrap();
+        std::fs::write(m.join("a.crd"), "kind: CustomResourceDefinition\n").unwrap();
+        std::fs::write(m.join("b.yml"), "kind: ConfigMap\n").unwrap();
+        std::fs::write(m.join("c"), "{\"kind\": \"Secret\"}").unwrap();
+        std::fs::write(m.join("d.empty"), "").unwrap();
+        std::fs::write(m.join("e.png"), [0x89, b'P', b'N', b'G', 0xff, 0xfe, 0]).unwrap();
+        std::fs::write(m.join("f.txt"), "key: [unclosed\n").unwrap();
+        std::fs::write(m.join("g.list"), "- a\n- b\n").unwrap();
+        let b = BundleDir::load(dir.path()).unwrap();
+        let kinds: Vec<(String, &str)> = b
+            .manifests
+            .iter()
+            .map(|m| (m.file.display().to_string(), m.kind()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("manifests/a.crd".to_string(), "CustomResourceDefinition"),
+                ("manifests/b.yml".to_string(), "ConfigMap"),
+                ("manifests/c".to_string(), "Secret"),
+                // Not an object: kept for validation to name, left out by render.
+                ("manifests/g.list".to_string(), ""),
+            ]
+        );
+        let undecoded: Vec<String> = b
+            .undecoded
+            .iter()
+            .map(|(f, _)| f.display().to_string())
+            .collect();
+        assert_eq!(
+            undecoded,
+            ["manifests/d.empty", "manifests/e.png", "manifests/f.txt"]
+        );
+        assert!(b.undecoded[0].1.contains("empty"), "{:?}", b.undecoded[0]);
+        assert!(b.undecoded[1].1.contains("UTF-8"), "{:?}", b.undecoded[1]);
+        assert!(b.unexpected_entries.is_empty());
     }
 }

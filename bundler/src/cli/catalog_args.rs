@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use olm_bundler::catalog::declcfg::DeclarativeConfig;
-use olm_bundler::catalog::filter::FilterFlags;
+use olm_bundler::catalog::filter::{FilterFlags, SpecError};
 use olm_bundler::catalog::render;
+use olm_bundler::ops::catalog_filter::Selection;
 
 /// opm's `--migrate-level`: the last migration to run on what was rendered.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -71,9 +72,18 @@ pub struct FilterArgs {
     /// An oc-mirror v2 ImageSetConfiguration: its mirror.operators[] entry for the catalog.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["packages", "channels", "default_channel", "min_version", "max_version", "full", "upgrade_from"])]
     pub config: Option<PathBuf>,
+    /// With --config: a package or channel the catalog does not have is an error, not a
+    /// warning (oc-mirror leaves it out and goes on).
+    #[arg(long, requires = "config", conflicts_with_all = ["packages", "channels", "default_channel", "min_version", "max_version", "full", "upgrade_from"])]
+    pub strict: bool,
 }
 
 impl FilterArgs {
+    /// Where the selection comes from: the ImageSetConfiguration, else the flags.
+    pub fn selection(&self) -> Result<Selection, SpecError> {
+        Selection::new(self.config.clone(), self.strict, &self.flags())
+    }
+
     /// The flags as the library takes them.
     pub fn flags(&self) -> FilterFlags {
         FilterFlags {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use olm_bundler::catalog::write_fs::Format;
-use olm_bundler::ops::catalog_filter::{self, FilterRequest, Selection};
+use olm_bundler::ops::catalog_filter::{self, FilterRequest};
 
 use super::args::RegistryArgs;
 use super::catalog_args::FilterArgs;
@@ -27,7 +27,7 @@ pub struct FilterCmdArgs {
 }
 
 pub async fn filter_cmd(a: FilterCmdArgs) -> anyhow::Result<ExitCode> {
-    let selection = match Selection::new(a.filter.config.clone(), &a.filter.flags()) {
+    let selection = match a.filter.selection() {
         Ok(s) => s,
         Err(e) => return Ok(super::output::usage(e)),
     };

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use olm_bundler::ops::catalog_filter::Selection;
 use olm_bundler::ops::mirror::plan::Destination;
 use olm_bundler::ops::mirror::{self, MirrorError, MirrorFrom, MirrorRequest, MirrorTo};
 
@@ -78,7 +77,7 @@ pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
     };
     let from = match &a.from_archive {
         Some(dir) => MirrorFrom::Archive(dir.clone()),
-        None => match Selection::new(a.filter.config.clone(), &a.filter.flags()) {
+        None => match a.filter.selection() {
             Ok(selection) => MirrorFrom::Catalog {
                 source: a.source.clone(),
                 selection,

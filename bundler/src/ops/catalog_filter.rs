@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::filter::isc::{CatalogSelection, ImageSetConfig, IscError};
-use crate::catalog::filter::{self, FilterError, FilterFlags, FilterSpec, SpecError};
+use crate::catalog::filter::{self, FilterError, FilterFlags, FilterSpec, SpecError, UnknownNames};
 use crate::catalog::load::{self, LoadErrors};
 use crate::catalog::write_fs::{self, Format, WriteFsError};
 use crate::image::registry::RegistryOptions;
@@ -23,15 +23,20 @@ use crate::ops::catalog_source::{self, CatalogSourceError};
 pub enum Selection {
     /// Built from the flags ([`FilterSpec::from_flags`]).
     Spec(FilterSpec),
-    /// An ImageSetConfiguration file.
-    Config(PathBuf),
+    /// An ImageSetConfiguration file. Its packages and channels the catalog does not have are
+    /// left out with a warning, as oc-mirror leaves them out, or with `strict`, an error.
+    Config { file: PathBuf, strict: bool },
 }
 
 impl Selection {
     /// An ImageSetConfiguration when one is named, else the flags' selection.
-    pub fn new(config: Option<PathBuf>, flags: &FilterFlags) -> Result<Selection, SpecError> {
+    pub fn new(
+        config: Option<PathBuf>,
+        strict: bool,
+        flags: &FilterFlags,
+    ) -> Result<Selection, SpecError> {
         match config {
-            Some(file) => Ok(Selection::Config(file)),
+            Some(file) => Ok(Selection::Config { file, strict }),
             None => FilterSpec::from_flags(flags).map(Selection::Spec),
         }
     }
@@ -104,8 +109,28 @@ pub enum CatalogFilterError {
 
 /// The `mirror.operators[]` entries of `isc` (read from `file`) that apply to `source`: those
 /// naming it, else the only entry when there is one (with a warning); every entry when no
-/// source is named.
-pub fn entries<'a>(
+/// source is named. With `strict`, their selections refuse names the catalog does not have
+/// instead of leaving them out with a warning.
+pub fn entries(
+    isc: &ImageSetConfig,
+    file: &Path,
+    source: Option<&str>,
+    strict: bool,
+) -> Result<Vec<CatalogSelection>, CatalogFilterError> {
+    let found = applying(isc, file, source)?;
+    Ok(found
+        .into_iter()
+        .map(|e| {
+            let mut e = e.clone();
+            if strict {
+                e.spec = e.spec.with_unknown_names(UnknownNames::Refuse);
+            }
+            e
+        })
+        .collect())
+}
+
+fn applying<'a>(
     isc: &'a ImageSetConfig,
     file: &Path,
     source: Option<&str>,
@@ -153,9 +178,14 @@ pub fn load_config(file: &Path, what: &str) -> Result<ImageSetConfig, CatalogFil
     Ok(isc)
 }
 
-/// The selection `config` holds for `source`: its entry for that catalog, or its only entry.
-/// Fields it accepts without acting on them are logged as warnings.
-pub fn spec_from_config(config: &Path, source: &str) -> Result<FilterSpec, CatalogFilterError> {
+/// The selection `config` holds for `source`: its entry for that catalog, or its only entry
+/// (see [`entries`] for `strict`). Fields it accepts without acting on them are logged as
+/// warnings.
+pub fn spec_from_config(
+    config: &Path,
+    source: &str,
+    strict: bool,
+) -> Result<FilterSpec, CatalogFilterError> {
     let isc = load_config(config, "a catalog filter")?;
     if !isc.blocked_images.is_empty() {
         tracing::warn!(
@@ -163,23 +193,33 @@ pub fn spec_from_config(config: &Path, source: &str) -> Result<FilterSpec, Catal
             config.display()
         );
     }
-    let found = entries(&isc, config, Some(source))?;
-    Ok(found[0].spec.clone())
+    let mut found = entries(&isc, config, Some(source), strict)?;
+    Ok(found.swap_remove(0).spec)
 }
 
 /// Filters the catalog `req` names and writes it to `req.output`.
 pub async fn filter_catalog(req: &FilterRequest) -> Result<FilterOutcome, CatalogFilterError> {
     let spec = match &req.selection {
         Selection::Spec(s) => s.clone(),
-        Selection::Config(file) => spec_from_config(file, &req.source)?,
+        Selection::Config { file, strict } => spec_from_config(file, &req.source, *strict)?,
     };
     check_output_dir(&req.output)?;
     let cfg = read_catalog(&req.source, &req.registry, Some(&spec)).await?;
-    let filtered = filter::filter(cfg, &spec).map_err(|error| CatalogFilterError::Filter {
-        catalog: req.source.clone(),
-        error,
-    })?;
+    let filtered =
+        filter_warning(cfg, &spec, &req.source).map_err(|error| CatalogFilterError::Filter {
+            catalog: req.source.clone(),
+            error,
+        })?;
     write(filtered, &req.output, req.format)
+}
+
+/// [`filter::filter`], each warning logged with the catalog's name.
+pub fn filter_warning(
+    cfg: DeclarativeConfig,
+    spec: &FilterSpec,
+    catalog: &str,
+) -> Result<DeclarativeConfig, FilterError> {
+    filter::filter_reporting(cfg, spec, &mut |w| tracing::warn!("{catalog}: {w}"))
 }
 
 /// The catalog `source` names: a directory or file, or an image pulled to a temporary place.

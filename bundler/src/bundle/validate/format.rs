@@ -58,11 +58,8 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
         return out;
     }
 
+    // What remains aside: subdirectories and hidden files.
     for entry in &b.unexpected_entries {
-        let name = entry
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
         let f = if b.root.join(entry).is_dir() {
             Finding::error(
                 V,
@@ -73,25 +70,24 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
                 ),
             )
             .hint("manifests/ must be flat: move the files up or out of the bundle")
-        } else if name.starts_with('.') {
+        } else {
             Finding::error(
                 V,
                 "hidden-file",
                 format!("bundle manifests dir has hidden file: {}", entry.display()),
             )
             .hint("remove the hidden file from manifests/")
-        } else {
-            Finding::warning(
-                V,
-                "ignored-file",
-                format!(
-                    "{} is not a .yaml, .yml or .json file and is ignored",
-                    entry.display()
-                ),
-            )
-            .hint("keep only Kubernetes manifests in manifests/")
         };
         out.push(f.file(entry.clone()));
+    }
+    // operator-framework/api's loader decodes every file of manifests/ and fails on one that
+    // is no object; opm renders without it.
+    for (file, why) in &b.undecoded {
+        out.push(
+            Finding::error(V, "undecodable-file", format!("unable to decode object: {why}"))
+                .file(file.clone())
+                .hint("manifests/ holds only Kubernetes objects (YAML or JSON, any file name): opm leaves this file out of the bundle; remove it or fix it"),
+        );
     }
 
     if b.manifests.is_empty() {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::spec::{ChannelFilter, FilterSpec, PackageFilter, Select};
+use super::spec::{ChannelFilter, FilterSpec, PackageFilter, Select, UnknownNames};
 use crate::grammar::mm_semver::{Bounds, LooseVersion};
 use crate::yaml::{self, YamlError};
 
@@ -361,7 +361,8 @@ impl Reader {
                 catalog,
                 target_catalog,
                 target_tag,
-                spec,
+                // oc-mirror selects what exists of the names listed.
+                spec: spec.with_unknown_names(UnknownNames::Ignore),
             }),
             Err(e) => {
                 self.problem(field, format!("catalog {catalog:?}: {e}"));

@@ -9,8 +9,14 @@
 //!   with `full`, or to a version range (the channel's own, else the package's), by semver
 //!   along the channel's `replaces` chain ([`channel::Graph::in_range`]), never by
 //!   `skipRange`; a prerelease only matches a range that names one;
+//! - a listed package or channel the catalog does not have is left out, as oc-mirror leaves
+//!   it out, with a warning, when the spec says so ([`UnknownNames::Ignore`], an
+//!   ImageSetConfiguration's), else it is an error; a package none of whose channels exists,
+//!   or a list none of whose packages does, is an error either way;
 //! - the default channel must stay (a `defaultChannel` names a new one), and a range that
-//!   empties it is an error; another channel it empties is dropped;
+//!   empties it is an error; a version pin (`minVersion == maxVersion`) that empties a listed
+//!   channel is an error too (oc-mirror writes both as catalogs opm rejects); another channel
+//!   a range empties is dropped;
 //! - kept entries keep their `replaces`/`skips` as written, bundles no kept channel lists go,
 //!   deprecations of what went go.
 //!
@@ -33,7 +39,9 @@ use super::property::{PackageProperty, TYPE_PACKAGE};
 use crate::grammar::mm_semver::{self, Bounds};
 use crate::grammar::semver_range;
 use channel::Graph;
-pub use spec::{ChannelFilter, FilterFlags, FilterSpec, PackageFilter, Select, SpecError};
+pub use spec::{
+    ChannelFilter, FilterFlags, FilterSpec, PackageFilter, Select, SpecError, UnknownNames,
+};
 
 /// Why a catalog could not be filtered; messages carry oc-mirror's words where it has them.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +54,8 @@ pub enum FilterError {
         channel: String,
         known: String,
     },
+    #[error("no package listed is in the catalog ({listed}; packages: {known})")]
+    NoPackageKnown { listed: String, known: String },
     #[error("package {package:?} bundle {bundle:?}: {message}")]
     BundleVersion {
         package: String,
@@ -69,12 +79,14 @@ pub enum FilterError {
     #[error("error finding specific bundle: specific version {version} not found in bundles")]
     SpecificVersion { version: String },
     #[error(
-        "package {package:?} channel {channel:?} has version range {range:?} that results in an empty channel"
+        "package {package:?} channel {channel:?} has version range {range:?} that results in an empty channel{oc_mirror}"
     )]
     EmptyChannel {
         package: String,
         channel: String,
         range: String,
+        /// What oc-mirror does instead, when it writes an invalid catalog here.
+        oc_mirror: String,
     },
     #[error("package {package:?} channel {channel:?}: {error}")]
     Upgrade {
@@ -100,9 +112,19 @@ pub enum FilterError {
 }
 
 /// Keeps of `cfg` what `spec` selects (see the module documentation), and checks the result
-/// with `opm validate`'s rules.
+/// with `opm validate`'s rules. A name the spec ignores (see [`UnknownNames`]) is logged as
+/// a warning.
 pub fn filter(cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeConfig, FilterError> {
-    let out = select(cfg, spec)?;
+    filter_reporting(cfg, spec, &mut |w| tracing::warn!("{w}"))
+}
+
+/// [`filter`], handing each warning (one per name left out) to `warn`.
+pub fn filter_reporting(
+    cfg: DeclarativeConfig,
+    spec: &FilterSpec,
+    warn: &mut dyn FnMut(String),
+) -> Result<DeclarativeConfig, FilterError> {
+    let out = select(cfg, spec, warn)?;
     let report = super::validate::validate(&out);
     if report.has_errors() {
         return Err(FilterError::Invalid(Box::new(report)));
@@ -136,14 +158,22 @@ pub fn prune_unselected(cfg: &mut DeclarativeConfig, spec: &FilterSpec) {
 /// The bundles kept so far, by package.
 type Kept = HashMap<String, BTreeSet<String>>;
 
-fn select(mut cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeConfig, FilterError> {
+fn select(
+    mut cfg: DeclarativeConfig,
+    spec: &FilterSpec,
+    warn: &mut dyn FnMut(String),
+) -> Result<DeclarativeConfig, FilterError> {
     if spec.full() && spec.packages().is_empty() {
         // oc-mirror mirrors such a catalog whole, without filtering it.
         return Ok(cfg);
     }
-    if !spec.packages().is_empty() {
-        check_names(&cfg, spec)?;
-    }
+    let known;
+    let spec = if spec.packages().is_empty() {
+        spec
+    } else {
+        known = known_names(&cfg, spec, warn)?;
+        &known
+    };
     // The upgrade graphs of whole packages, as the catalog has them.
     let graphs = upgrade_from::Graphs::new(&cfg, spec)?;
     if !spec.packages().is_empty() {
@@ -164,9 +194,12 @@ fn select(mut cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeCo
         let current = cfg.packages.iter().find(|p| p.name == ch.package);
         let is_default = |d: Option<&String>| d.is_some_and(|d| *d == ch.name);
         // A channel that may not go empty: the catalog's default, or the new one.
-        let default = is_default(catalog_defaults.get(&ch.package))
-            || is_default(current.map(|p| &p.default_channel));
-        let names = match rule(spec, pf, &ch.name) {
+        let catalog_default = is_default(catalog_defaults.get(&ch.package));
+        let default = catalog_default || is_default(current.map(|p| &p.default_channel));
+        let listed = pf.is_some_and(|p| p.channels.iter().any(|c| c.name == ch.name));
+        let how = rule(spec, pf, &ch.name);
+        let pinned = matches!(how, Rule::Range(r) if r.exact().is_some());
+        let names = match how {
             Rule::All => ch.entries.iter().map(|e| e.name.clone()).collect(),
             Rule::Head => {
                 let head = Graph::new(ch).map_err(|message| FilterError::Head {
@@ -200,8 +233,17 @@ fn select(mut cfg: DeclarativeConfig, spec: &FilterSpec) -> Result<DeclarativeCo
             },
         };
         if ch.entries.is_empty() {
-            if default {
-                return Err(empty_default(ch, pf));
+            // Where oc-mirror's filter misses the empty channel, it writes a catalog opm
+            // rejects; the error says so, as a user comparing the two tools will ask.
+            let oc_mirror = if pinned {
+                "; oc-mirror would write an invalid catalog here (it keeps the channel with no entry, which opm rejects)"
+            } else if default && !catalog_default {
+                "; oc-mirror would write an invalid catalog here (it drops the channel and keeps it as the package's defaultChannel, which opm rejects)"
+            } else {
+                ""
+            };
+            if default || (pinned && listed) {
+                return Err(empty_channel(ch, pf, oc_mirror));
             }
             emptied.push(i);
         }
@@ -243,32 +285,74 @@ fn rule<'a>(spec: &'a FilterSpec, pf: Option<&'a PackageFilter>, channel: &str) 
     }
 }
 
-/// Every package and channel the spec names exists: a name that selects nothing is a
-/// mistake to report, not an empty result.
-fn check_names(cfg: &DeclarativeConfig, spec: &FilterSpec) -> Result<(), FilterError> {
+/// The spec without the names `cfg` does not have. Each is an error, or, when the spec
+/// ignores unknown names, a warning, as oc-mirror (its catalog filter keeps the packages and
+/// channels listed that exist) goes on without it. A package none of whose listed channels
+/// exists stays an error (oc-mirror fails on its default channel then), and so does a list
+/// of packages none of which exists (oc-mirror selects nothing).
+fn known_names(
+    cfg: &DeclarativeConfig,
+    spec: &FilterSpec,
+    warn: &mut dyn FnMut(String),
+) -> Result<FilterSpec, FilterError> {
     let list = |names: &mut dyn Iterator<Item = &str>| {
         let set: BTreeSet<&str> = names.collect();
         set.into_iter().collect::<Vec<_>>().join(", ")
     };
+    let ignore = spec.unknown_names() == UnknownNames::Ignore;
+    let mut ignored: Vec<FilterError> = Vec::new();
+    let mut left_out = |e: FilterError| match ignore {
+        true => {
+            ignored.push(e);
+            Ok(())
+        }
+        false => Err(e),
+    };
     for p in spec.packages() {
         if !cfg.packages.iter().any(|q| q.name == p.name) {
-            return Err(FilterError::UnknownPackage {
+            left_out(FilterError::UnknownPackage {
                 package: p.name.clone(),
                 known: list(&mut cfg.packages.iter().map(|q| q.name.as_str())),
-            });
+            })?;
+            continue;
         }
         let channels = cfg.channels.iter().filter(|c| c.package == p.name);
-        for c in &p.channels {
-            if !channels.clone().any(|ch| ch.name == c.name) {
-                return Err(FilterError::UnknownChannel {
-                    package: p.name.clone(),
-                    channel: c.name.clone(),
-                    known: list(&mut channels.map(|ch| ch.name.as_str())),
-                });
+        let unknown = p
+            .channels
+            .iter()
+            .filter(|c| !channels.clone().any(|ch| ch.name == c.name));
+        let all_unknown = !p.channels.is_empty() && unknown.clone().count() == p.channels.len();
+        for c in unknown {
+            let e = FilterError::UnknownChannel {
+                package: p.name.clone(),
+                channel: c.name.clone(),
+                known: list(&mut channels.clone().map(|ch| ch.name.as_str())),
+            };
+            if all_unknown {
+                return Err(e);
             }
+            left_out(e)?;
         }
     }
-    Ok(())
+    let has_package = |name: &str| cfg.packages.iter().any(|q| q.name == name);
+    if !spec.packages().iter().any(|p| has_package(&p.name)) {
+        return Err(FilterError::NoPackageKnown {
+            listed: list(&mut spec.packages().iter().map(|p| p.name.as_str())),
+            known: list(&mut cfg.packages.iter().map(|q| q.name.as_str())),
+        });
+    }
+    for e in &ignored {
+        warn(format!("{e}: ignored, as oc-mirror does"));
+    }
+    let has_channel = |package: &str, channel: &str| {
+        cfg.channels
+            .iter()
+            .any(|c| c.package == package && c.name == channel)
+    };
+    Ok(spec.retain_names(
+        |p| has_package(&p.name),
+        |p, c| has_channel(&p.name, &c.name),
+    ))
 }
 
 /// Drops every blob of a package the spec does not name, and the channels it leaves out
@@ -378,7 +462,11 @@ fn in_range(
     Ok(graph.in_range(range, version))
 }
 
-fn empty_default(ch: &declcfg::Channel, pf: Option<&PackageFilter>) -> FilterError {
+fn empty_channel(
+    ch: &declcfg::Channel,
+    pf: Option<&PackageFilter>,
+    oc_mirror: &str,
+) -> FilterError {
     let own = pf
         .and_then(|p| p.channels.iter().find(|c| c.name == ch.name))
         .and_then(|c| c.range.as_ref());
@@ -390,6 +478,7 @@ fn empty_default(ch: &declcfg::Channel, pf: Option<&PackageFilter>) -> FilterErr
         package: ch.package.clone(),
         channel: ch.name.clone(),
         range,
+        oc_mirror: oc_mirror.to_string(),
     }
 }
 

@@ -19,6 +19,18 @@ use crate::grammar::semver_range;
 pub struct FilterSpec {
     full: bool,
     packages: Vec<PackageFilter>,
+    unknown_names: UnknownNames,
+}
+
+/// What a listed package or channel the catalog does not have does to a filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnknownNames {
+    /// An error: a typo on the command line selects nothing.
+    #[default]
+    Refuse,
+    /// Left out with a warning, as oc-mirror leaves it out of an ImageSetConfiguration's
+    /// selection, as long as something else of the package (or catalog) is still selected.
+    Ignore,
 }
 
 /// One package to keep, and which of its bundles.
@@ -120,7 +132,36 @@ impl FilterSpec {
                 _ => {}
             }
         }
-        Ok(FilterSpec { full, packages })
+        Ok(FilterSpec {
+            full,
+            packages,
+            unknown_names: UnknownNames::Refuse,
+        })
+    }
+
+    /// The same selection, treating names the catalog does not have as `policy` says.
+    pub fn with_unknown_names(mut self, policy: UnknownNames) -> FilterSpec {
+        self.unknown_names = policy;
+        self
+    }
+
+    pub fn unknown_names(&self) -> UnknownNames {
+        self.unknown_names
+    }
+
+    /// The same selection without the packages and channels `keep` refuses.
+    pub(super) fn retain_names(
+        &self,
+        mut keep_package: impl FnMut(&PackageFilter) -> bool,
+        mut keep_channel: impl FnMut(&PackageFilter, &ChannelFilter) -> bool,
+    ) -> FilterSpec {
+        let mut out = self.clone();
+        out.packages.retain(&mut keep_package);
+        for p in &mut out.packages {
+            let pf = p.clone();
+            p.channels.retain(|c| keep_channel(&pf, c));
+        }
+        out
     }
 
     /// Keeps every bundle of every package: the catalog as it is.
@@ -128,6 +169,7 @@ impl FilterSpec {
         FilterSpec {
             full: true,
             packages: Vec::new(),
+            unknown_names: UnknownNames::Refuse,
         }
     }
 

@@ -318,3 +318,92 @@ fn pruning_while_reading_changes_nothing_but_memory() {
         "package \"nope\" is not in the catalog (packages: p, q, r)"
     );
 }
+
+/// Filters with an ImageSetConfiguration's policy, collecting the warnings.
+fn run_ignoring(
+    packages: Vec<PackageFilter>,
+) -> (Result<DeclarativeConfig, FilterError>, Vec<String>) {
+    let spec = FilterSpec::new(false, packages)
+        .unwrap()
+        .with_unknown_names(UnknownNames::Ignore);
+    let mut warnings = Vec::new();
+    let out = filter_reporting(catalog(), &spec, &mut |w| warnings.push(w));
+    (out, warnings)
+}
+
+#[test]
+fn unknown_names_of_a_configuration_are_left_out_with_a_warning_each() {
+    let (out, warnings) = run_ignoring(vec![package("p", Select::Heads, &["stable", "beta"])]);
+    assert_eq!(
+        out.unwrap(),
+        run(false, vec![package("p", Select::Heads, &["stable"])]).unwrap()
+    );
+    assert_eq!(
+        warnings,
+        [
+            "channel \"beta\" is not in package \"p\" (channels: fast, old, stable): ignored, as oc-mirror does"
+        ]
+    );
+    let (out, warnings) = run_ignoring(vec![
+        package("nope", Select::Heads, &[]),
+        package("q", Select::Heads, &[]),
+    ]);
+    assert_eq!(
+        out.unwrap(),
+        run(false, vec![package("q", Select::Heads, &[])]).unwrap()
+    );
+    assert_eq!(
+        warnings,
+        ["package \"nope\" is not in the catalog (packages: p, q, r): ignored, as oc-mirror does"]
+    );
+}
+
+#[test]
+fn unknown_names_that_leave_nothing_are_errors_either_way() {
+    let (out, warnings) = run_ignoring(vec![package("p", Select::Heads, &["beta", "gamma"])]);
+    assert_eq!(
+        out.unwrap_err().to_string(),
+        "channel \"beta\" is not in package \"p\" (channels: fast, old, stable)"
+    );
+    assert!(warnings.is_empty());
+    let (out, _) = run_ignoring(vec![
+        package("nope", Select::Heads, &[]),
+        package("none", Select::Heads, &[]),
+    ]);
+    assert_eq!(
+        out.unwrap_err().to_string(),
+        "no package listed is in the catalog (none, nope; packages: p, q, r)"
+    );
+}
+
+#[test]
+fn where_oc_mirror_writes_an_invalid_catalog_the_error_says_so() {
+    // A pin of a version a listed channel lacks: oc-mirror writes `fast` with no entry.
+    let pin = Select::Range(range(Some("1.1.0"), Some("1.1.0")));
+    let e = run(false, vec![package("p", pin.clone(), &["stable", "fast"])]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "package \"p\" channel \"fast\" has version range \">=1.1.0 <=1.1.0\" that results in an empty channel; oc-mirror would write an invalid catalog here (it keeps the channel with no entry, which opm rejects)"
+    );
+    // A range that empties the channel defaultChannel names: oc-mirror drops the channel and
+    // keeps the name.
+    let mut p = package(
+        "p",
+        Select::Range(range(None, Some("1.1.0"))),
+        &["stable", "fast"],
+    );
+    p.default_channel = Some("fast".into());
+    let e = run(false, vec![p]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "package \"p\" channel \"fast\" has version range \" <=1.1.0\" that results in an empty channel; oc-mirror would write an invalid catalog here (it drops the channel and keeps it as the package's defaultChannel, which opm rejects)"
+    );
+    // The catalog's own default emptied by a range: oc-mirror refuses it too, in these words.
+    let r = Select::Range(range(None, Some("0.5")));
+    assert!(
+        !run(false, vec![package("p", r, &[])])
+            .unwrap_err()
+            .to_string()
+            .contains("oc-mirror")
+    );
+}

@@ -24,7 +24,7 @@ use futures::StreamExt as _;
 
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::catalog::filter::isc::BlockedImages;
-use crate::catalog::filter::{self, FilterError, FilterSpec};
+use crate::catalog::filter::{FilterError, FilterSpec};
 use crate::catalog::images;
 use crate::catalog::write_fs::{self, Format, WriteFsError};
 use crate::image::copy::{CopyError, Endpoint, Engine, Source};
@@ -350,10 +350,10 @@ fn jobs(
         (Selection::Spec(_), None) => Err(usage(
             "name the catalog to mirror (a directory or an image), or pass --config with an ImageSetConfiguration",
         )),
-        (Selection::Config(file), source) => {
+        (Selection::Config { file, strict }, source) => {
             let isc = catalog_filter::load_config(file, "olm catalog mirror")?;
             blocked.0.push(isc.blocked_images.clone());
-            let entries = catalog_filter::entries(&isc, file, source)?;
+            let entries = catalog_filter::entries(&isc, file, source, *strict)?;
             Ok(entries
                 .into_iter()
                 .map(|e| Job {
@@ -362,9 +362,9 @@ fn jobs(
                     source: source
                         .map(str::to_string)
                         .unwrap_or_else(|| oci_form(&e.catalog)),
-                    spec: e.spec.clone(),
-                    target_catalog: e.target_catalog.clone(),
-                    target_tag: e.target_tag.clone(),
+                    spec: e.spec,
+                    target_catalog: e.target_catalog,
+                    target_tag: e.target_tag,
                 })
                 .collect())
         }
@@ -386,9 +386,11 @@ fn oci_form(catalog: &str) -> String {
 /// The filtered catalog of a job.
 async fn selected(job: &Job, opts: &RegistryOptions) -> Result<DeclarativeConfig, MirrorError> {
     let cfg = catalog_filter::read_catalog(&job.source, opts, Some(&job.spec)).await?;
-    filter::filter(cfg, &job.spec).map_err(|error| MirrorError::Filter {
-        catalog: job.source.clone(),
-        error,
+    catalog_filter::filter_warning(cfg, &job.spec, &job.source).map_err(|error| {
+        MirrorError::Filter {
+            catalog: job.source.clone(),
+            error,
+        }
     })
 }
 
