@@ -3,8 +3,12 @@
 //! bundles need copied by digest (an index whole), the cluster files, the rebuilt catalog
 //! image, a second run that moves nothing, a disk archive mirrored on with the source
 //! registry stopped, rewritten references, blocked images, an image that cannot be pulled, and
-//! a run killed mid-upload that a re-run completes.
+//! a run killed mid-upload that a re-run completes; the node mirror configurations read by a
+//! real containerd and by skopeo with the source registry stopped, and digest tags that keep
+//! mirrored images through a garbage collection of untagged manifests.
 
+#[path = "support/containerd.rs"]
+mod containerd;
 #[path = "support/foreign_elf.rs"]
 mod foreign_elf;
 #[path = "support/registry.rs"]
@@ -655,4 +659,171 @@ fn an_oc_mirror_image_set_configuration_works_unchanged() {
     let cs = std::fs::read_to_string(h.join("out/catalogsource.yaml")).unwrap();
     assert!(cs.contains(&format!("{to}/ops/filtered@sha256:")), "{cs}");
     assert!(cs.contains("name: filtered-v4-20"), "{cs}");
+}
+
+/// `skopeo copy --all` of `image` into a directory: every manifest and blob can be pulled.
+fn pullable(reg: &Registry, image: &str, into: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(into);
+    let mut args = vec!["copy".to_string(), "--all".into()];
+    args.extend(reg.skopeo_src_args());
+    args.push(format!("docker://{image}"));
+    args.push(format!("dir:{}", into.display()));
+    let out = skopeo(&args);
+    out.status
+        .success()
+        .then_some(())
+        .ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn nodes_pull_the_original_references_from_the_mirror_through_the_generated_configs() {
+    if !tools() {
+        return;
+    }
+    let Some(ctrd) = containerd::Containerd::start() else {
+        return;
+    };
+    let (Some(mut src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let to = dst.image("mirror/ocp");
+    let out_dir = h.join("out");
+    ok(
+        olm(h)
+            .args(["catalog", "mirror"])
+            .arg(&f.catalog)
+            .args(["--to", &to, "--package", "alpha", "--output"])
+            .arg(&out_dir)
+            .output()
+            .unwrap(),
+        "mirror",
+    );
+    let read = |name: &str| std::fs::read_to_string(out_dir.join(name)).unwrap();
+    let hosts = read(&format!("certs.d/{}/hosts.toml", src.addr));
+    assert!(
+        hosts.contains(&format!("[host.\"http://{}/v2/mirror/ocp\"]", dst.addr))
+            && hosts.contains("capabilities = [\"pull\", \"resolve\"]")
+            && hosts.contains("override_path = true"),
+        "{hosts}"
+    );
+    let k3s = read("registries.yaml");
+    assert!(
+        k3s.contains(&format!("- http://{}\n", dst.addr)) && k3s.contains("mirror/ocp/$1"),
+        "{k3s}"
+    );
+
+    // The source registry goes away: only the mirror can answer.
+    src.kill();
+    let hosts_dir = out_dir.join("certs.d");
+    let operator = &f.images["operator"];
+    let tagged = &f.images["tagged"];
+    for image in [operator, tagged] {
+        let out = ctrd.pull(&hosts_dir, image);
+        assert!(
+            out.status.success(),
+            "containerd pulls {image} through hosts.toml: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Without the generated hosts.toml the same pull fails: the test can fail.
+    let empty = h.join("no-hosts");
+    std::fs::create_dir_all(&empty).unwrap();
+    let bundle = &f.images["alpha-1.1.0"];
+    assert!(!ctrd.pull(&empty, bundle).status.success());
+    assert!(ctrd.pull(&hosts_dir, bundle).status.success());
+
+    // skopeo (containers-image, CRI-O's and podman's library) parses registries.conf and
+    // resolves the original references through it.
+    let conf = out_dir.join("registries.conf");
+    for image in [operator, tagged] {
+        let out = skopeo(&[
+            "--registries-conf".into(),
+            conf.display().to_string(),
+            "inspect".into(),
+            "--raw".into(),
+            format!("docker://{image}"),
+        ]);
+        assert!(
+            out.status.success(),
+            "skopeo resolves {image} through registries.conf: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            read("registries.conf")
+        );
+    }
+}
+
+#[test]
+fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(mut dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let mirror = |to: &str, extra: &[&str]| {
+        ok(
+            olm(h)
+                .args(["catalog", "mirror"])
+                .arg(&f.catalog)
+                .args(["--to", to, "--full", "--mirror-config", "none", "--output"])
+                .arg(h.join(to.replace(['/', ':'], "_")))
+                .args(extra)
+                .output()
+                .unwrap(),
+            "mirror",
+        )
+    };
+    let kept = dst.image("kept");
+    let bare = dst.image("bare");
+    mirror(&kept, &[]);
+    mirror(&bare, &["--no-digest-tags"]);
+    let digest_only = [
+        "alpha-1.0.0",
+        "alpha-1.1.0",
+        "beta-2.0.0",
+        "operator",
+        "multi",
+    ];
+    for name in digest_only {
+        let dest = moved(&f.images[name], &src, &kept);
+        let tag = digest_of(&f.images[name]).replace(':', "-");
+        let by_tag = format!("{}:{tag}", dest.split_once('@').unwrap().0);
+        assert_eq!(
+            remote_digest(&dst, &by_tag).as_deref(),
+            Some(digest_of(&f.images[name]).as_str()),
+            "{name} tagged {tag}"
+        );
+    }
+    // A re-run writes no tag again.
+    let puts = dst.log_text().matches("\"PUT /v2/").count();
+    mirror(&kept, &[]);
+    assert_eq!(dst.log_text().matches("\"PUT /v2/").count(), puts);
+
+    let collected = dst.garbage_collect_untagged();
+    assert!(collected.contains("eligible for deletion"), "{collected}");
+    let scratch = h.join("pulled");
+    for name in digest_only.iter().chain(&["tagged"]) {
+        let image = moved(&f.images[*name], &src, &kept);
+        pullable(&dst, &image, &scratch)
+            .unwrap_or_else(|e| panic!("{name} gone after the garbage collection: {e}"));
+    }
+    // The untagged copies were collected: the collection did run.
+    for name in digest_only {
+        assert_eq!(
+            remote_digest(&dst, &moved(&f.images[name], &src, &bare)),
+            None,
+            "{name} without tags"
+        );
+    }
 }

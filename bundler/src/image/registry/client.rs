@@ -221,6 +221,11 @@ impl RegistryClient {
         &self.registry
     }
 
+    /// Whether the registry is spoken to over plain HTTP (what node configurations must use).
+    pub fn plain_http(&self) -> bool {
+        self.base.starts_with("http://")
+    }
+
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

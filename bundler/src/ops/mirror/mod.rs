@@ -15,8 +15,10 @@
 //! only what is missing.
 
 pub mod archive;
+pub mod node_config;
 pub mod outputs;
 pub mod plan;
+pub mod tags;
 
 use std::path::{Path, PathBuf};
 
@@ -69,6 +71,10 @@ pub struct MirrorRequest {
     pub rewrite_references: bool,
     /// Where the cluster files go.
     pub output: PathBuf,
+    /// The node mirror configurations written beside the mirror sets ([`node_config`]).
+    pub node: node_config::NodeOptions,
+    /// Images copied by digest also get tags in the mirror ([`tags`]).
+    pub digest_tags: bool,
     pub continue_on_error: bool,
     /// The mirrored catalog image's repository path and tag, instead of the source's.
     pub target_catalog: Option<String>,
@@ -615,7 +621,12 @@ async fn finish_at_registry(
         planned.len(),
         to.registry()
     );
-    let (copied, present, failures) = copy_all(engine, pairs, report).await;
+    let (copied, present, mut failures) = copy_all(engine, pairs, report).await;
+    if req.digest_tags {
+        let (tagged, untagged) = tags::tag_all(engine, planned, &failures).await;
+        tracing::info!("{source}: {tagged} image(s) given tags in the mirror");
+        failures.extend(untagged);
+    }
     if !failures.is_empty() && !req.continue_on_error {
         return Err(MirrorError::Incomplete { failures });
     }
@@ -672,6 +683,12 @@ async fn finish_at_registry(
         req.output.clone()
     };
     out.outputs = outputs::write(&dir, &files)?;
+    let plain_http = engine
+        .client(to.registry())
+        .await
+        .is_ok_and(|c| c.plain_http());
+    let node_files = node_config::files(planned, plain_http, &req.node)?;
+    out.outputs.extend(node_config::write(&dir, &node_files)?);
     Ok(out)
 }
 
