@@ -810,6 +810,24 @@ fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
     mirror(&kept, &[]);
     assert_eq!(dst.log_text().matches("\"PUT /v2/").count(), puts);
 
+    // The untagged copies' repositories get one unrelated tag each: distribution 2.8's
+    // collector stops with an error on a repository that never had a tag.
+    for name in digest_only {
+        let dest = moved(&f.images[name], &src, &bare);
+        let repo = dest.split_once('@').unwrap().0;
+        let out = skopeo(&[
+            "copy".into(),
+            "--src-tls-verify=false".into(),
+            "--dest-tls-verify=false".into(),
+            format!("docker://{}", f.images["tagged"]),
+            format!("docker://{repo}:unrelated"),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let collected = dst.garbage_collect_untagged();
     assert!(collected.contains("eligible for deletion"), "{collected}");
     let scratch = h.join("pulled");

@@ -688,7 +688,7 @@ async fn finish_at_registry(
         .await
         .is_ok_and(|c| c.plain_http());
     let node_files = node_config::files(planned, plain_http, &req.node)?;
-    out.outputs.extend(node_config::write(&dir, &node_files)?);
+    out.outputs.extend(outputs::write(&dir, &node_files)?);
     Ok(out)
 }
 

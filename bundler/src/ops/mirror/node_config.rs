@@ -352,17 +352,6 @@ pub fn files(
     Ok(out)
 }
 
-/// Writes `files` under `dir`, each atomically; returns the paths written.
-pub fn write(dir: &Path, files: &[(PathBuf, String)]) -> Result<Vec<PathBuf>, OutputError> {
-    let mut written = Vec::new();
-    for (name, text) in files {
-        let path = dir.join(name);
-        crate::atomic_write::write_atomic(&path, text.as_bytes())?;
-        written.push(path);
-    }
-    Ok(written)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
