@@ -845,3 +845,167 @@ fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
         );
     }
 }
+
+/// A bundle of package `gamma` whose CSV names `operator` (container, `RELATED_IMAGE_*`,
+/// `containerImage`) and `operand` (init container, `relatedImages`); its CSV text.
+fn gamma_bundle(dir: &Path, operator: &str, operand: &str) -> String {
+    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+    std::fs::create_dir_all(dir.join("metadata")).unwrap();
+    let csv = format!(
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: gamma.v0.1.0\n  annotations:\n    containerImage: {operator}   # as written\nspec:\n  version: 0.1.0\n  displayName: Gamma\n  install:\n    strategy: deployment\n    spec:\n      deployments:\n      - name: gamma\n        spec:\n          selector: {{matchLabels: {{app: gamma}}}}\n          template:\n            metadata: {{labels: {{app: gamma}}}}\n            spec:\n              initContainers:\n              - name: init\n                image: \"{operand}\"\n              containers:\n              - name: manager\n                image: {operator}\n                env:\n                - name: RELATED_IMAGE_OPERAND\n                  value: {operand}\n  relatedImages:\n  - name: operand\n    image: {operand}\n  installModes:\n  - {{type: AllNamespaces, supported: true}}\n"
+    );
+    std::fs::write(dir.join("manifests/gamma.clusterserviceversion.yaml"), &csv).unwrap();
+    std::fs::write(
+        dir.join("metadata/annotations.yaml"),
+        "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: gamma\n  operators.operatorframework.io.bundle.channels.v1: stable\n",
+    )
+    .unwrap();
+    csv
+}
+
+#[test]
+fn rewritten_bundles_name_only_mirrored_images() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let build = |binary: &str, tag: &str| {
+        ok(
+            olm(h)
+                .args(["image", "build", "--no-ca-certs", "--binary", binary])
+                .args(["-t", &src.image(tag), "--push"])
+                .output()
+                .unwrap(),
+            "image build",
+        )
+        .0
+        .trim()
+        .to_string()
+    };
+    let operator = build("/bin/true", "org/gamma-operator:v1");
+    build("/bin/echo", "org/gamma-operand:v1");
+    let operand = src.image("org/gamma-operand:v1");
+    let csv = gamma_bundle(&h.join("gamma"), &operator, &operand);
+    let bundle = ok(
+        olm(h)
+            .args(["bundle", "build"])
+            .arg(h.join("gamma"))
+            .args(["-t", &src.image("org/gamma-bundle:v0.1.0"), "--push"])
+            .output()
+            .unwrap(),
+        "bundle build",
+    )
+    .0
+    .trim()
+    .to_string();
+    let catalog = h.join("catalog/gamma");
+    std::fs::create_dir_all(&catalog).unwrap();
+    let blobs = [
+        json!({"schema": "olm.package", "name": "gamma", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "name": "stable", "package": "gamma", "entries": [{"name": "gamma.v0.1.0"}]}),
+        bundle_blob("gamma", "0.1.0", &bundle, &[&bundle, &operator, &operand]),
+    ];
+    let text: String = blobs.iter().map(|b| b.to_string() + "\n").collect();
+    std::fs::write(catalog.join("catalog.json"), text).unwrap();
+
+    let to = dst.image("rw");
+    let (_, err) = ok(
+        olm(h)
+            .args(["catalog", "mirror"])
+            .arg(h.join("catalog"))
+            .args(["--to", &to, "--rewrite-references", "--target-tag", "v1"])
+            .arg("--output")
+            .arg(h.join("out"))
+            .output()
+            .unwrap(),
+        "mirror with rewritten references",
+    );
+    assert!(err.contains("rewritten bundle gamma.v0.1.0"), "{err}");
+
+    // The catalog names the rebuilt bundle image, in the mirror, by its new digest.
+    let (rendered, _) = ok(
+        olm(h)
+            .args([
+                "catalog",
+                "render",
+                &format!("{to}/catalog:v1"),
+                "-o",
+                "json",
+            ])
+            .output()
+            .unwrap(),
+        "render the catalog",
+    );
+    let b: Value = serde_json::Deserializer::from_str(&rendered)
+        .into_iter::<Value>()
+        .map(Result::unwrap)
+        .find(|b| b["schema"] == "olm.bundle")
+        .unwrap();
+    let rebuilt = b["image"].as_str().unwrap().to_string();
+    assert!(
+        rebuilt.starts_with(&format!("{to}/org/gamma-bundle@sha256:")),
+        "{b}"
+    );
+    assert_ne!(digest_of(&rebuilt), digest_of(&bundle), "a new digest");
+    for r in b["relatedImages"].as_array().unwrap() {
+        assert!(r["image"].as_str().unwrap().starts_with(&to), "{r}");
+    }
+    assert!(
+        b["relatedImages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["image"] == rebuilt.as_str()),
+        "{b}"
+    );
+
+    // The pushed bundle image, rendered: its CSV names only mirrored images.
+    let (objects, _) = ok(
+        olm(h)
+            .args(["catalog", "render", &rebuilt, "-o", "json"])
+            .output()
+            .unwrap(),
+        "render the rebuilt bundle",
+    );
+    let r: Value = serde_json::from_str(objects.trim()).unwrap();
+    let mut named = 0;
+    for p in r["properties"].as_array().unwrap() {
+        if p["type"] == "olm.bundle.object" {
+            use base64::Engine as _;
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(p["value"]["data"].as_str().unwrap())
+                .unwrap();
+            let text = String::from_utf8(data).unwrap();
+            assert!(!text.contains(&src.addr), "{text}");
+            named += text.matches(&to).count();
+        }
+    }
+    assert_eq!(named, 5, "every reference of the CSV: {r}");
+    for ri in r["relatedImages"].as_array().unwrap() {
+        assert!(ri["image"].as_str().unwrap().starts_with(&to), "{ri}");
+    }
+    // Its files are the original's, but for the references.
+    let rootfs = h.join("rootfs");
+    ok(
+        olm(h)
+            .args(["image", "pull", &rebuilt, "--rootfs"])
+            .arg(&rootfs)
+            .output()
+            .unwrap(),
+        "pull the rebuilt bundle",
+    );
+    let moved_operator = moved(&operator, &src, &to);
+    let moved_operand = moved(&operand, &src, &to);
+    assert_eq!(
+        std::fs::read_to_string(rootfs.join("manifests/gamma.clusterserviceversion.yaml")).unwrap(),
+        csv.replace(&operator, &moved_operator)
+            .replace(&operand, &moved_operand)
+    );
+}

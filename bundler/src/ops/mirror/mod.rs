@@ -18,6 +18,7 @@ pub mod archive;
 pub mod node_config;
 pub mod outputs;
 pub mod plan;
+pub mod rewrite;
 pub mod tags;
 
 use std::path::{Path, PathBuf};
@@ -102,6 +103,8 @@ pub enum MirrorError {
     Write(#[from] WriteFsError),
     #[error(transparent)]
     Output(#[from] OutputError),
+    #[error(transparent)]
+    Rewrite(#[from] rewrite::RewriteError),
     #[error("building the mirrored catalog image of {catalog}: {error}")]
     Build {
         catalog: String,
@@ -152,6 +155,8 @@ pub struct CatalogReport {
     pub left_out: Vec<Left>,
     pub failures: Vec<Failure>,
     pub outputs: Vec<PathBuf>,
+    /// Bundle images rebuilt with references rewritten (`--rewrite-references`).
+    pub rebuilt: Vec<rewrite::Rebuilt>,
 }
 
 /// What the whole run did.
@@ -200,6 +205,12 @@ impl MirrorReport {
                     f.image,
                     f.used_by.join(", "),
                     f.reason
+                ));
+            }
+            for r in &c.rebuilt {
+                out.push_str(&format!(
+                    "\n  rewritten bundle {}: {} (was {})",
+                    r.bundle, r.pinned, r.original
                 ));
             }
             for o in &c.outputs {
@@ -647,6 +658,14 @@ async fn finish_at_registry(
             .collect();
         let n = images::rewrite(&mut cfg, |i| moved.get(i).cloned());
         tracing::info!("{source}: {n} image reference(s) rewritten to the mirror");
+        let copied: Vec<Planned> = planned
+            .iter()
+            .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
+            .cloned()
+            .collect();
+        // Signing the rebuilt bundle images (the originals' signatures cannot cover them)
+        // belongs here, on `out.rebuilt`.
+        out.rebuilt = rewrite::rewrite_bundles(engine, &req.registry, &mut cfg, &copied).await?;
     }
     let dest = Reference::with_tag(
         to.registry().to_string(),
@@ -816,5 +835,6 @@ async fn catalog_to_archive(
         left_out: left,
         failures,
         outputs: vec![dir.join(archive::MANIFEST)],
+        rebuilt: Vec::new(),
     })
 }
