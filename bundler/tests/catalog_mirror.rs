@@ -1009,3 +1009,94 @@ fn rewritten_bundles_name_only_mirrored_images() {
             .replace(&operand, &moved_operand)
     );
 }
+
+#[test]
+fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let to = dst.image("p");
+    let mirror = |selection: &[&str], extra: &[&str]| {
+        ok(
+            olm(h)
+                .args(["catalog", "mirror"])
+                .arg(&f.catalog)
+                .args(["--to", &to, "--mirror-config", "none", "--output"])
+                .arg(h.join("out"))
+                .args(selection)
+                .args(extra)
+                .output()
+                .unwrap(),
+            "mirror",
+        )
+        .1
+    };
+    mirror(&["--full"], &[]);
+    // Other content of the mirror: a repository it never wrote, and another image in one it
+    // did.
+    for (from, dest) in [
+        (&f.images["tagged"], format!("{to}/org/other:v1")),
+        (
+            &f.images["tagged"],
+            format!("{to}/org/beta-bundle:not-ours"),
+        ),
+    ] {
+        let out = skopeo(&[
+            "copy".into(),
+            "--src-tls-verify=false".into(),
+            "--dest-tls-verify=false".into(),
+            format!("docker://{from}"),
+            format!("docker://{dest}"),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let present = |name: &str| remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_some();
+    let all = [
+        "alpha-1.0.0",
+        "alpha-1.1.0",
+        "beta-2.0.0",
+        "operator",
+        "multi",
+        "tagged",
+    ];
+    assert!(all.iter().all(|n| present(n)));
+
+    // Narrowed to alpha's head: alpha 1.0.0 and beta leave; the operator stays (1.1.0 uses it).
+    let gone = ["alpha-1.0.0", "beta-2.0.0"];
+    let err = mirror(&["--package", "alpha"], &["--prune", "--dry-run"]);
+    for name in gone {
+        let line = format!("would prune: {}", moved(&f.images[name], &src, &to));
+        assert!(err.contains(&line), "{line} in {err}");
+    }
+    assert_eq!(err.matches("would prune:").count(), 2, "{err}");
+    assert!(all.iter().all(|n| present(n)), "a dry run deletes nothing");
+
+    let err = mirror(&["--package", "alpha"], &["--prune"]);
+    assert_eq!(err.matches("pruned:").count(), 2, "{err}");
+    for name in all {
+        assert_eq!(present(name), !gone.contains(&name), "{name}: {err}");
+    }
+    let multi = moved(&f.images["multi"], &src, &to);
+    assert_eq!(dst.inspect_as(&multi, "arm64")["Architecture"], "arm64");
+    for other in [
+        format!("{to}/org/other:v1"),
+        format!("{to}/org/beta-bundle:not-ours"),
+    ] {
+        assert!(remote_digest(&dst, &other).is_some(), "{other} survives");
+    }
+    // The record is the narrowed selection's now: a second prune deletes nothing.
+    let err = mirror(&["--package", "alpha"], &["--prune"]);
+    assert!(!err.contains("pruned:"), "{err}");
+}

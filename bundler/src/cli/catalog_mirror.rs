@@ -60,6 +60,13 @@ pub struct MirrorArgs {
     /// untagged manifests deletes them).
     #[arg(long)]
     pub no_digest_tags: bool,
+    /// Delete from the mirror what an earlier run of this configuration copied and this one
+    /// no longer needs (from the record the mirror keeps; nothing else is touched).
+    #[arg(long)]
+    pub prune: bool,
+    /// With --prune: list what would be deleted, delete nothing.
+    #[arg(long, requires = "prune")]
+    pub dry_run: bool,
     /// Push the catalog even when images could not be copied (listed; exit code 1).
     #[arg(long)]
     pub continue_on_error: bool,
@@ -122,6 +129,8 @@ pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
             skip_verify: a.node_skip_verify,
         },
         digest_tags: !a.no_digest_tags,
+        prune: a.prune,
+        dry_run: a.dry_run,
         continue_on_error: a.continue_on_error,
         target_catalog: a.target_catalog,
         target_tag: a.target_tag,

@@ -18,6 +18,7 @@ pub mod archive;
 pub mod node_config;
 pub mod outputs;
 pub mod plan;
+pub mod prune;
 pub mod rewrite;
 pub mod tags;
 
@@ -76,6 +77,10 @@ pub struct MirrorRequest {
     pub node: node_config::NodeOptions,
     /// Images copied by digest also get tags in the mirror ([`tags`]).
     pub digest_tags: bool,
+    /// Delete what an earlier run of the same configuration mirrored and this one does not
+    /// need ([`prune`]); with `dry_run`, only say what.
+    pub prune: bool,
+    pub dry_run: bool,
     pub continue_on_error: bool,
     /// The mirrored catalog image's repository path and tag, instead of the source's.
     pub target_catalog: Option<String>,
@@ -105,6 +110,8 @@ pub enum MirrorError {
     Output(#[from] OutputError),
     #[error(transparent)]
     Rewrite(#[from] rewrite::RewriteError),
+    #[error(transparent)]
+    Prune(#[from] prune::PruneError),
     #[error("building the mirrored catalog image of {catalog}: {error}")]
     Build {
         catalog: String,
@@ -157,6 +164,8 @@ pub struct CatalogReport {
     pub outputs: Vec<PathBuf>,
     /// Bundle images rebuilt with references rewritten (`--rewrite-references`).
     pub rebuilt: Vec<rewrite::Rebuilt>,
+    /// What `--prune` deleted (or would).
+    pub pruned: prune::Pruned,
 }
 
 /// What the whole run did.
@@ -213,6 +222,14 @@ impl MirrorReport {
                     r.bundle, r.pinned, r.original
                 ));
             }
+            for i in &c.pruned.images {
+                let verb = if c.pruned.dry_run {
+                    "would prune"
+                } else {
+                    "pruned"
+                };
+                out.push_str(&format!("\n  {verb}: {i}"));
+            }
             for o in &c.outputs {
                 out.push_str(&format!("\n  wrote {}", o.display()));
             }
@@ -267,6 +284,16 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
     if let (MirrorFrom::Archive(_), MirrorTo::Archive(_)) = (&req.from, &req.to) {
         return Err(usage(
             "--from-archive goes to a registry: pass --to REGISTRY[/PREFIX]",
+        ));
+    }
+    if (req.prune || req.dry_run) && matches!(req.to, MirrorTo::Archive(_)) {
+        return Err(usage(
+            "--prune and --dry-run apply to a registry: pass them to the --from-archive run",
+        ));
+    }
+    if req.dry_run && !req.prune {
+        return Err(usage(
+            "--dry-run shows what --prune would delete: pass --prune",
         ));
     }
     if req.rewrite_references && matches!(req.to, MirrorTo::Archive(_)) {
@@ -708,6 +735,24 @@ async fn finish_at_registry(
         .is_ok_and(|c| c.plain_http());
     let node_files = node_config::files(planned, plain_http, &req.node)?;
     out.outputs.extend(outputs::write(&dir, &node_files)?);
+    let mirrored: Vec<String> = planned
+        .iter()
+        .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
+        .map(|p| p.dest.whole())
+        .chain(out.rebuilt.iter().map(|r| r.pinned.clone()))
+        .collect();
+    let created =
+        crate::reproducible::source_date_epoch().map_err(|e| MirrorError::Io(e.to_string()))?;
+    out.pruned = prune::record_and_prune(
+        engine,
+        to,
+        &name,
+        &mirrored,
+        req.prune,
+        req.dry_run,
+        created,
+    )
+    .await?;
     Ok(out)
 }
 
@@ -836,5 +881,6 @@ async fn catalog_to_archive(
         failures,
         outputs: vec![dir.join(archive::MANIFEST)],
         rebuilt: Vec::new(),
+        pruned: Default::default(),
     })
 }
