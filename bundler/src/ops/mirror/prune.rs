@@ -14,6 +14,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::image::copy::{CopyError, Endpoint, Engine, Source};
+use crate::image::layer::LayerBuilder;
 use crate::image::model::{self, Artifact, ImageBuilder};
 use crate::image::reference::Reference;
 use crate::image::registry::RegistryError;
@@ -110,7 +111,15 @@ async fn write(
 ) -> Result<(), PruneError> {
     let at = record_ref(to, name);
     let list = serde_json::to_string(images).unwrap_or_default();
+    // One empty layer: some registries refuse an image without any.
+    let empty = LayerBuilder::new(created)
+        .finish()
+        .map_err(|e| PruneError::Record {
+            record: at.whole(),
+            message: e.to_string(),
+        })?;
     let image = ImageBuilder::new("linux", "amd64", created)
+        .layer(empty, "olm catalog mirror: the mirror's record")
         .annotation(ANNOTATION_IMAGES, list)
         .build();
     engine
@@ -192,7 +201,9 @@ pub async fn record_and_prune(
             }
         }
         for i in before.iter().filter(|i| !now_set.contains(*i)) {
-            let r: Reference = i.parse().expect("checked when read");
+            let Ok(r) = i.parse::<Reference>() else {
+                continue; // refused when read
+            };
             let digest = resolve(engine, &r)
                 .await
                 .map_err(|error| PruneError::Delete {
