@@ -237,3 +237,24 @@ pub async fn record_and_prune(
     write(engine, to, name, &record, created).await?;
     Ok(pruned)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_live_under_the_prefix_and_name_only_what_is_inside_it() {
+        let to = Destination::parse("m.local:5000/ocp").unwrap();
+        assert_eq!(
+            record_ref(&to, "cat-v1").whole(),
+            "m.local:5000/ocp/olm-mirror-metadata:cat-v1"
+        );
+        let r = |s: &str| s.parse::<Reference>().unwrap();
+        assert!(inside(&to, &r("m.local:5000/ocp/org/op:v1")));
+        assert!(!inside(&to, &r("m.local:5000/other/org/op:v1")));
+        assert!(!inside(&to, &r("m.local:5001/ocp/org/op:v1")));
+        assert!(!inside(&to, &r("m.local:5000/ocpx/op:v1")));
+        let bare = Destination::parse("m.local:5000").unwrap();
+        assert!(inside(&bare, &r("m.local:5000/anything:v1")));
+    }
+}
