@@ -661,6 +661,22 @@ fn an_oc_mirror_image_set_configuration_works_unchanged() {
     assert!(cs.contains("name: filtered-v4-20"), "{cs}");
 }
 
+/// `skopeo copy` between plain-HTTP registries: content the mirror did not write.
+fn plain_copy(from: &str, to: &str) {
+    let out = skopeo(&[
+        "copy".into(),
+        "--src-tls-verify=false".into(),
+        "--dest-tls-verify=false".into(),
+        format!("docker://{from}"),
+        format!("docker://{to}"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `skopeo copy --all` of `image` into a directory: every manifest and blob can be pulled.
 fn pullable(reg: &Registry, image: &str, into: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(into);
@@ -815,18 +831,7 @@ fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
     for name in digest_only {
         let dest = moved(&f.images[name], &src, &bare);
         let repo = dest.split_once('@').unwrap().0;
-        let out = skopeo(&[
-            "copy".into(),
-            "--src-tls-verify=false".into(),
-            "--dest-tls-verify=false".into(),
-            format!("docker://{}", f.images["tagged"]),
-            format!("docker://{repo}:unrelated"),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        plain_copy(&f.images["tagged"], &format!("{repo}:unrelated"));
     }
     let collected = dst.garbage_collect_untagged();
     assert!(collected.contains("eligible for deletion"), "{collected}");
@@ -1049,18 +1054,7 @@ fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
             format!("{to}/org/beta-bundle:not-ours"),
         ),
     ] {
-        let out = skopeo(&[
-            "copy".into(),
-            "--src-tls-verify=false".into(),
-            "--dest-tls-verify=false".into(),
-            format!("docker://{from}"),
-            format!("docker://{dest}"),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        plain_copy(from, &dest);
     }
     let present = |name: &str| remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_some();
     let all = [
