@@ -3,8 +3,12 @@
 //! bundles need copied by digest (an index whole), the cluster files, the rebuilt catalog
 //! image, a second run that moves nothing, a disk archive mirrored on with the source
 //! registry stopped, rewritten references, blocked images, an image that cannot be pulled, and
-//! a run killed mid-upload that a re-run completes.
+//! a run killed mid-upload that a re-run completes; the node mirror configurations read by a
+//! real containerd and by skopeo with the source registry stopped, and digest tags that keep
+//! mirrored images through a garbage collection of untagged manifests.
 
+#[path = "support/containerd.rs"]
+mod containerd;
 #[path = "support/foreign_elf.rs"]
 mod foreign_elf;
 #[path = "support/registry.rs"]
@@ -684,4 +688,438 @@ fn an_oc_mirror_image_set_configuration_works_unchanged() {
         )
         .is_none()
     );
+}
+
+/// `skopeo copy` between plain-HTTP registries: content the mirror did not write.
+fn plain_copy(from: &str, to: &str) {
+    let out = skopeo(&[
+        "copy".into(),
+        "--src-tls-verify=false".into(),
+        "--dest-tls-verify=false".into(),
+        format!("docker://{from}"),
+        format!("docker://{to}"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `skopeo copy --all` of `image` into a directory: every manifest and blob can be pulled.
+fn pullable(reg: &Registry, image: &str, into: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(into);
+    let mut args = vec!["copy".to_string(), "--all".into()];
+    args.extend(reg.skopeo_src_args());
+    args.push(format!("docker://{image}"));
+    args.push(format!("dir:{}", into.display()));
+    let out = skopeo(&args);
+    out.status
+        .success()
+        .then_some(())
+        .ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn nodes_pull_the_original_references_from_the_mirror_through_the_generated_configs() {
+    if !tools() {
+        return;
+    }
+    let Some(ctrd) = containerd::Containerd::start() else {
+        return;
+    };
+    let (Some(mut src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let to = dst.image("mirror/ocp");
+    let out_dir = h.join("out");
+    ok(
+        olm(h)
+            .args(["catalog", "mirror"])
+            .arg(&f.catalog)
+            .args(["--to", &to, "--package", "alpha", "--output"])
+            .arg(&out_dir)
+            .output()
+            .unwrap(),
+        "mirror",
+    );
+    let read = |name: &str| std::fs::read_to_string(out_dir.join(name)).unwrap();
+    let hosts = read(&format!("certs.d/{}/hosts.toml", src.addr));
+    assert!(
+        hosts.contains(&format!("[host.\"http://{}/v2/mirror/ocp\"]", dst.addr))
+            && hosts.contains("capabilities = [\"pull\", \"resolve\"]")
+            && hosts.contains("override_path = true"),
+        "{hosts}"
+    );
+    let k3s = read("registries.yaml");
+    assert!(
+        k3s.contains(&format!("- http://{}\n", dst.addr)) && k3s.contains("mirror/ocp/$1"),
+        "{k3s}"
+    );
+
+    // The source registry goes away: only the mirror can answer.
+    src.kill();
+    let hosts_dir = out_dir.join("certs.d");
+    let operator = &f.images["operator"];
+    let tagged = &f.images["tagged"];
+    for image in [operator, tagged] {
+        let out = ctrd.pull(&hosts_dir, image);
+        assert!(
+            out.status.success(),
+            "containerd pulls {image} through hosts.toml: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Without the generated hosts.toml the same pull fails: the test can fail.
+    let empty = h.join("no-hosts");
+    std::fs::create_dir_all(&empty).unwrap();
+    let bundle = &f.images["alpha-1.1.0"];
+    assert!(!ctrd.pull(&empty, bundle).status.success());
+    assert!(ctrd.pull(&hosts_dir, bundle).status.success());
+
+    // skopeo (containers-image, CRI-O's and podman's library) parses registries.conf and
+    // resolves the original references through it.
+    let conf = out_dir.join("registries.conf");
+    for image in [operator, tagged] {
+        let out = skopeo(&[
+            "--registries-conf".into(),
+            conf.display().to_string(),
+            "inspect".into(),
+            "--raw".into(),
+            format!("docker://{image}"),
+        ]);
+        assert!(
+            out.status.success(),
+            "skopeo resolves {image} through registries.conf: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            read("registries.conf")
+        );
+    }
+}
+
+#[test]
+fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(mut dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let mirror = |to: &str, extra: &[&str]| {
+        ok(
+            olm(h)
+                .args(["catalog", "mirror"])
+                .arg(&f.catalog)
+                .args(["--to", to, "--full", "--mirror-config", "none", "--output"])
+                .arg(h.join(to.replace(['/', ':'], "_")))
+                .args(extra)
+                .output()
+                .unwrap(),
+            "mirror",
+        )
+    };
+    let kept = dst.image("kept");
+    let bare = dst.image("bare");
+    mirror(&kept, &[]);
+    mirror(&bare, &["--no-digest-tags"]);
+    let digest_only = [
+        "alpha-1.0.0",
+        "alpha-1.1.0",
+        "beta-2.0.0",
+        "operator",
+        "multi",
+    ];
+    for name in digest_only {
+        let dest = moved(&f.images[name], &src, &kept);
+        let tag = digest_of(&f.images[name]).replace(':', "-");
+        let by_tag = format!("{}:{tag}", dest.split_once('@').unwrap().0);
+        assert_eq!(
+            remote_digest(&dst, &by_tag).as_deref(),
+            Some(digest_of(&f.images[name]).as_str()),
+            "{name} tagged {tag}"
+        );
+    }
+    // A re-run writes no tag again.
+    let puts = dst.log_text().matches("\"PUT /v2/").count();
+    mirror(&kept, &[]);
+    assert_eq!(dst.log_text().matches("\"PUT /v2/").count(), puts);
+
+    // The untagged copies' repositories get one unrelated tag each: distribution 2.8's
+    // collector stops with an error on a repository that never had a tag.
+    for name in digest_only {
+        let dest = moved(&f.images[name], &src, &bare);
+        let repo = dest.split_once('@').unwrap().0;
+        plain_copy(&f.images["tagged"], &format!("{repo}:unrelated"));
+    }
+    let collected = dst.garbage_collect_untagged();
+    assert!(collected.contains("eligible for deletion"), "{collected}");
+    let scratch = h.join("pulled");
+    for name in digest_only.iter().chain(&["tagged"]) {
+        let image = moved(&f.images[*name], &src, &kept);
+        pullable(&dst, &image, &scratch)
+            .unwrap_or_else(|e| panic!("{name} gone after the garbage collection: {e}"));
+    }
+    // The untagged copies were collected: the collection did run.
+    for name in digest_only {
+        assert_eq!(
+            remote_digest(&dst, &moved(&f.images[name], &src, &bare)),
+            None,
+            "{name} without tags"
+        );
+    }
+}
+
+/// A bundle of package `gamma` whose CSV names `operator` (container, `RELATED_IMAGE_*`,
+/// `containerImage`) and `operand` (init container, `relatedImages`); its CSV text.
+fn gamma_bundle(dir: &Path, operator: &str, operand: &str) -> String {
+    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+    std::fs::create_dir_all(dir.join("metadata")).unwrap();
+    let csv = format!(
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: gamma.v0.1.0\n  annotations:\n    containerImage: {operator}   # as written\nspec:\n  version: 0.1.0\n  displayName: Gamma\n  install:\n    strategy: deployment\n    spec:\n      deployments:\n      - name: gamma\n        spec:\n          selector: {{matchLabels: {{app: gamma}}}}\n          template:\n            metadata: {{labels: {{app: gamma}}}}\n            spec:\n              initContainers:\n              - name: init\n                image: \"{operand}\"\n              containers:\n              - name: manager\n                image: {operator}\n                env:\n                - name: RELATED_IMAGE_OPERAND\n                  value: {operand}\n  relatedImages:\n  - name: operand\n    image: {operand}\n  installModes:\n  - {{type: AllNamespaces, supported: true}}\n"
+    );
+    std::fs::write(dir.join("manifests/gamma.clusterserviceversion.yaml"), &csv).unwrap();
+    std::fs::write(
+        dir.join("metadata/annotations.yaml"),
+        "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: gamma\n  operators.operatorframework.io.bundle.channels.v1: stable\n",
+    )
+    .unwrap();
+    csv
+}
+
+#[test]
+fn rewritten_bundles_name_only_mirrored_images() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let build = |binary: &str, tag: &str| {
+        ok(
+            olm(h)
+                .args(["image", "build", "--no-ca-certs", "--binary", binary])
+                .args(["-t", &src.image(tag), "--push"])
+                .output()
+                .unwrap(),
+            "image build",
+        )
+        .0
+        .trim()
+        .to_string()
+    };
+    let operator = build("/bin/true", "org/gamma-operator:v1");
+    build("/bin/echo", "org/gamma-operand:v1");
+    let operand = src.image("org/gamma-operand:v1");
+    let csv = gamma_bundle(&h.join("gamma"), &operator, &operand);
+    let bundle = ok(
+        olm(h)
+            .args(["bundle", "build"])
+            .arg(h.join("gamma"))
+            .args(["-t", &src.image("org/gamma-bundle:v0.1.0"), "--push"])
+            .output()
+            .unwrap(),
+        "bundle build",
+    )
+    .0
+    .trim()
+    .to_string();
+    let catalog = h.join("catalog/gamma");
+    std::fs::create_dir_all(&catalog).unwrap();
+    let blobs = [
+        json!({"schema": "olm.package", "name": "gamma", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "name": "stable", "package": "gamma", "entries": [{"name": "gamma.v0.1.0"}]}),
+        bundle_blob("gamma", "0.1.0", &bundle, &[&bundle, &operator, &operand]),
+    ];
+    let text: String = blobs.iter().map(|b| b.to_string() + "\n").collect();
+    std::fs::write(catalog.join("catalog.json"), text).unwrap();
+
+    let to = dst.image("rw");
+    let (_, err) = ok(
+        olm(h)
+            .args(["catalog", "mirror"])
+            .arg(h.join("catalog"))
+            .args(["--to", &to, "--rewrite-references", "--target-tag", "v1"])
+            .arg("--output")
+            .arg(h.join("out"))
+            .output()
+            .unwrap(),
+        "mirror with rewritten references",
+    );
+    assert!(err.contains("rewritten bundle gamma.v0.1.0"), "{err}");
+
+    // The catalog names the rebuilt bundle image, in the mirror, by its new digest.
+    let (rendered, _) = ok(
+        olm(h)
+            .args([
+                "catalog",
+                "render",
+                &format!("{to}/catalog:v1"),
+                "-o",
+                "json",
+            ])
+            .output()
+            .unwrap(),
+        "render the catalog",
+    );
+    let b: Value = serde_json::Deserializer::from_str(&rendered)
+        .into_iter::<Value>()
+        .map(Result::unwrap)
+        .find(|b| b["schema"] == "olm.bundle")
+        .unwrap();
+    let rebuilt = b["image"].as_str().unwrap().to_string();
+    assert!(
+        rebuilt.starts_with(&format!("{to}/org/gamma-bundle@sha256:")),
+        "{b}"
+    );
+    assert_ne!(digest_of(&rebuilt), digest_of(&bundle), "a new digest");
+    for r in b["relatedImages"].as_array().unwrap() {
+        assert!(r["image"].as_str().unwrap().starts_with(&to), "{r}");
+    }
+    assert!(
+        b["relatedImages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["image"] == rebuilt.as_str()),
+        "{b}"
+    );
+
+    // The pushed bundle image, rendered: its CSV names only mirrored images.
+    let (objects, _) = ok(
+        olm(h)
+            .args(["catalog", "render", &rebuilt, "-o", "json"])
+            .output()
+            .unwrap(),
+        "render the rebuilt bundle",
+    );
+    let r: Value = serde_json::from_str(objects.trim()).unwrap();
+    let mut named = 0;
+    for p in r["properties"].as_array().unwrap() {
+        if p["type"] == "olm.bundle.object" {
+            use base64::Engine as _;
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(p["value"]["data"].as_str().unwrap())
+                .unwrap();
+            let text = String::from_utf8(data).unwrap();
+            assert!(!text.contains(&src.addr), "{text}");
+            named += text.matches(&to).count();
+        }
+    }
+    assert_eq!(named, 5, "every reference of the CSV: {r}");
+    for ri in r["relatedImages"].as_array().unwrap() {
+        assert!(ri["image"].as_str().unwrap().starts_with(&to), "{ri}");
+    }
+    // Its files are the original's, but for the references.
+    let rootfs = h.join("rootfs");
+    ok(
+        olm(h)
+            .args(["image", "pull", &rebuilt, "--rootfs"])
+            .arg(&rootfs)
+            .output()
+            .unwrap(),
+        "pull the rebuilt bundle",
+    );
+    let moved_operator = moved(&operator, &src, &to);
+    let moved_operand = moved(&operand, &src, &to);
+    assert_eq!(
+        std::fs::read_to_string(rootfs.join("manifests/gamma.clusterserviceversion.yaml")).unwrap(),
+        csv.replace(&operator, &moved_operator)
+            .replace(&operand, &moved_operand)
+    );
+}
+
+#[test]
+fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let to = dst.image("p");
+    let mirror = |selection: &[&str], extra: &[&str]| {
+        ok(
+            olm(h)
+                .args(["catalog", "mirror"])
+                .arg(&f.catalog)
+                .args(["--to", &to, "--mirror-config", "none", "--output"])
+                .arg(h.join("out"))
+                .args(selection)
+                .args(extra)
+                .output()
+                .unwrap(),
+            "mirror",
+        )
+        .1
+    };
+    mirror(&["--full"], &[]);
+    // Other content of the mirror: a repository it never wrote, and another image in one it
+    // did.
+    for (from, dest) in [
+        (&f.images["tagged"], format!("{to}/org/other:v1")),
+        (
+            &f.images["tagged"],
+            format!("{to}/org/beta-bundle:not-ours"),
+        ),
+    ] {
+        plain_copy(from, &dest);
+    }
+    let present = |name: &str| remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_some();
+    let all = [
+        "alpha-1.0.0",
+        "alpha-1.1.0",
+        "beta-2.0.0",
+        "operator",
+        "multi",
+        "tagged",
+    ];
+    assert!(all.iter().all(|n| present(n)));
+
+    // Narrowed to alpha's head: alpha 1.0.0 and beta leave; the operator stays (1.1.0 uses it).
+    let gone = ["alpha-1.0.0", "beta-2.0.0"];
+    let err = mirror(&["--package", "alpha"], &["--prune", "--dry-run"]);
+    for name in gone {
+        let line = format!("would prune: {}", moved(&f.images[name], &src, &to));
+        assert!(err.contains(&line), "{line} in {err}");
+    }
+    assert_eq!(err.matches("would prune:").count(), 2, "{err}");
+    assert!(all.iter().all(|n| present(n)), "a dry run deletes nothing");
+
+    let err = mirror(&["--package", "alpha"], &["--prune"]);
+    assert_eq!(err.matches("pruned:").count(), 2, "{err}");
+    for name in all {
+        assert_eq!(present(name), !gone.contains(&name), "{name}: {err}");
+    }
+    let multi = moved(&f.images["multi"], &src, &to);
+    assert_eq!(dst.inspect_as(&multi, "arm64")["Architecture"], "arm64");
+    for other in [
+        format!("{to}/org/other:v1"),
+        format!("{to}/org/beta-bundle:not-ours"),
+    ] {
+        assert!(remote_digest(&dst, &other).is_some(), "{other} survives");
+    }
+    // The record is the narrowed selection's now: a second prune deletes nothing.
+    let err = mirror(&["--package", "alpha"], &["--prune"]);
+    assert!(!err.contains("pruned:"), "{err}");
 }

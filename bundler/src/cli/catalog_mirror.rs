@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use olm_bundler::ops::mirror::node_config::{NodeConfig, NodeOptions};
 use olm_bundler::ops::mirror::plan::Destination;
 use olm_bundler::ops::mirror::{self, MirrorError, MirrorFrom, MirrorRequest, MirrorTo};
 
@@ -40,9 +41,31 @@ pub struct MirrorArgs {
     /// ImageDigestMirrorSet support: plain Kubernetes, OLM v1 anywhere).
     #[arg(long)]
     pub rewrite_references: bool,
-    /// Where idms.yaml, itms.yaml, catalogsource.yaml, clustercatalog.yaml and mapping.txt go.
+    /// Where idms.yaml, itms.yaml, catalogsource.yaml, clustercatalog.yaml, mapping.txt and
+    /// the node mirror configurations go.
     #[arg(long, default_value = "olm-mirror", value_name = "DIR")]
     pub output: PathBuf,
+    /// Node mirror configurations to write beside idms.yaml: containerd (certs.d/*/hosts.toml),
+    /// crio (registries.conf, also podman's), k3s (registries.yaml, also RKE2's), all, none.
+    #[arg(long, default_value = "all", value_name = "LIST")]
+    pub mirror_config: String,
+    /// The mirror's CA certificate as a path on the nodes (node mirror configurations).
+    #[arg(long, value_name = "PATH")]
+    pub node_ca: Option<String>,
+    /// Nodes skip verifying the mirror's TLS certificate (node mirror configurations).
+    #[arg(long)]
+    pub node_skip_verify: bool,
+    /// Do not tag images copied by digest (untagged, a registry's garbage collection of
+    /// untagged manifests deletes them).
+    #[arg(long)]
+    pub no_digest_tags: bool,
+    /// Delete from the mirror what an earlier run of this configuration copied and this one
+    /// no longer needs (from the record the mirror keeps; nothing else is touched).
+    #[arg(long)]
+    pub prune: bool,
+    /// With --prune: list what would be deleted, delete nothing.
+    #[arg(long, requires = "prune")]
+    pub dry_run: bool,
     /// Push the catalog even when images could not be copied (listed; exit code 1).
     #[arg(long)]
     pub continue_on_error: bool,
@@ -85,6 +108,10 @@ pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
             Err(e) => return Ok(usage(e)),
         },
     };
+    let kinds = match NodeConfig::parse_list(&a.mirror_config) {
+        Ok(k) => k,
+        Err(e) => return Ok(usage(format!("--mirror-config {e}"))),
+    };
     let olm_binaries = match a.olm_binary.is_empty() {
         false => a.olm_binary.clone(),
         true => vec![std::env::current_exe()?],
@@ -95,6 +122,14 @@ pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
         excludes: a.excludes,
         rewrite_references: a.rewrite_references,
         output: a.output,
+        node: NodeOptions {
+            kinds,
+            ca: a.node_ca,
+            skip_verify: a.node_skip_verify,
+        },
+        digest_tags: !a.no_digest_tags,
+        prune: a.prune,
+        dry_run: a.dry_run,
         continue_on_error: a.continue_on_error,
         target_catalog: a.target_catalog,
         target_tag: a.target_tag,

@@ -38,6 +38,15 @@ impl Reference {
         }
     }
 
+    /// The same image under `tag` as well (`repo:tag@digest`: a copy there puts the tag and
+    /// checks the digest).
+    pub fn tagged(&self, tag: String) -> Self {
+        Reference {
+            tag: Some(tag),
+            ..self.clone()
+        }
+    }
+
     /// The registry as written (`docker.io` for Docker Hub).
     pub fn registry(&self) -> &str {
         &self.registry

@@ -189,6 +189,18 @@ http:\n  addr: {addr}\n  secret: olm-test-secret\n{http_extra}{auth_extra}",
         );
     }
 
+    /// Stops the registry, runs `docker-registry garbage-collect --delete-untagged` on its
+    /// storage (what an operator's cleanup job does), and starts it again; the collector's
+    /// output.
+    pub fn garbage_collect_untagged(&mut self) -> String {
+        self.kill();
+        let out = run(Command::new("docker-registry")
+            .args(["garbage-collect", "--delete-untagged"])
+            .arg(&self.config));
+        self.restart();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }

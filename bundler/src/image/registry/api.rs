@@ -297,6 +297,21 @@ impl RegistryClient {
         }
     }
 
+    /// Deletes the manifest `digest` from `repo` (the registry drops the tags naming it too).
+    /// `false` when it was not there.
+    pub async fn delete_manifest(&self, repo: &str, digest: &str) -> Result<bool, RegistryError> {
+        let op = format!("DELETE manifest {repo}@{digest}");
+        let url = self.url(&format!("/v2/{repo}/manifests/{digest}"));
+        let resp = self
+            .send(&op, &Access::Delete(repo), |h| h.delete(&url))
+            .await?;
+        match resp.status() {
+            StatusCode::NOT_FOUND => Ok(false),
+            s if s.is_success() => Ok(true),
+            _ => Err(self.status_error(&op, resp).await),
+        }
+    }
+
     /// Writes manifest bytes (exactly as hashed) under `reference` (a tag or their digest).
     pub async fn put_manifest(
         &self,

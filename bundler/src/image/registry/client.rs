@@ -23,6 +23,8 @@ use crate::grammar::www_authenticate;
 pub enum Access<'a> {
     Pull(&'a str),
     Push(&'a str),
+    /// Delete manifests of a repository.
+    Delete(&'a str),
     /// Push to `to`, reading a blob of `from` (a cross-repository mount).
     Mount {
         to: &'a str,
@@ -35,6 +37,7 @@ impl Access<'_> {
         match self {
             Access::Pull(r) => vec![format!("repository:{r}:pull")],
             Access::Push(r) => vec![format!("repository:{r}:pull,push")],
+            Access::Delete(r) => vec![format!("repository:{r}:pull,delete")],
             Access::Mount { to, from } => vec![
                 format!("repository:{to}:pull,push"),
                 format!("repository:{from}:pull"),
@@ -219,6 +222,11 @@ impl RegistryClient {
 
     pub fn registry(&self) -> &str {
         &self.registry
+    }
+
+    /// Whether the registry is spoken to over plain HTTP (what node configurations must use).
+    pub fn plain_http(&self) -> bool {
+        self.base.starts_with("http://")
     }
 
     pub(crate) fn url(&self, path: &str) -> String {

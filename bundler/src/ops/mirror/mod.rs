@@ -15,8 +15,12 @@
 //! only what is missing.
 
 pub mod archive;
+pub mod node_config;
 pub mod outputs;
 pub mod plan;
+pub mod prune;
+pub mod rewrite;
+pub mod tags;
 
 use std::path::{Path, PathBuf};
 
@@ -69,6 +73,14 @@ pub struct MirrorRequest {
     pub rewrite_references: bool,
     /// Where the cluster files go.
     pub output: PathBuf,
+    /// The node mirror configurations written beside the mirror sets ([`node_config`]).
+    pub node: node_config::NodeOptions,
+    /// Images copied by digest also get tags in the mirror ([`tags`]).
+    pub digest_tags: bool,
+    /// Delete what an earlier run of the same configuration mirrored and this one does not
+    /// need ([`prune`]); with `dry_run`, only say what.
+    pub prune: bool,
+    pub dry_run: bool,
     pub continue_on_error: bool,
     /// The mirrored catalog image's repository path and tag, instead of the source's.
     pub target_catalog: Option<String>,
@@ -96,6 +108,10 @@ pub enum MirrorError {
     Write(#[from] WriteFsError),
     #[error(transparent)]
     Output(#[from] OutputError),
+    #[error(transparent)]
+    Rewrite(#[from] rewrite::RewriteError),
+    #[error(transparent)]
+    Prune(#[from] prune::PruneError),
     #[error("building the mirrored catalog image of {catalog}: {error}")]
     Build {
         catalog: String,
@@ -146,6 +162,10 @@ pub struct CatalogReport {
     pub left_out: Vec<Left>,
     pub failures: Vec<Failure>,
     pub outputs: Vec<PathBuf>,
+    /// Bundle images rebuilt with references rewritten (`--rewrite-references`).
+    pub rebuilt: Vec<rewrite::Rebuilt>,
+    /// What `--prune` deleted (or would).
+    pub pruned: prune::Pruned,
 }
 
 /// What the whole run did.
@@ -195,6 +215,20 @@ impl MirrorReport {
                     f.used_by.join(", "),
                     f.reason
                 ));
+            }
+            for r in &c.rebuilt {
+                out.push_str(&format!(
+                    "\n  rewritten bundle {}: {} (was {})",
+                    r.bundle, r.pinned, r.original
+                ));
+            }
+            for i in &c.pruned.images {
+                let verb = if c.pruned.dry_run {
+                    "would prune"
+                } else {
+                    "pruned"
+                };
+                out.push_str(&format!("\n  {verb}: {i}"));
             }
             for o in &c.outputs {
                 out.push_str(&format!("\n  wrote {}", o.display()));
@@ -250,6 +284,16 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
     if let (MirrorFrom::Archive(_), MirrorTo::Archive(_)) = (&req.from, &req.to) {
         return Err(usage(
             "--from-archive goes to a registry: pass --to REGISTRY[/PREFIX]",
+        ));
+    }
+    if (req.prune || req.dry_run) && matches!(req.to, MirrorTo::Archive(_)) {
+        return Err(usage(
+            "--prune and --dry-run apply to a registry: pass them to the --from-archive run",
+        ));
+    }
+    if req.dry_run && !req.prune {
+        return Err(usage(
+            "--dry-run shows what --prune would delete: pass --prune",
         ));
     }
     if req.rewrite_references && matches!(req.to, MirrorTo::Archive(_)) {
@@ -617,7 +661,12 @@ async fn finish_at_registry(
         planned.len(),
         to.registry()
     );
-    let (copied, present, failures) = copy_all(engine, pairs, report).await;
+    let (copied, present, mut failures) = copy_all(engine, pairs, report).await;
+    if req.digest_tags {
+        let (tagged, untagged) = tags::tag_all(engine, planned, &failures).await;
+        tracing::info!("{source}: {tagged} image(s) given tags in the mirror");
+        failures.extend(untagged);
+    }
     if !failures.is_empty() && !req.continue_on_error {
         return Err(MirrorError::Incomplete { failures });
     }
@@ -638,6 +687,14 @@ async fn finish_at_registry(
             .collect();
         let n = images::rewrite(&mut cfg, |i| moved.get(i).cloned());
         tracing::info!("{source}: {n} image reference(s) rewritten to the mirror");
+        let copied: Vec<Planned> = planned
+            .iter()
+            .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
+            .cloned()
+            .collect();
+        // Signing the rebuilt bundle images (the originals' signatures cannot cover them)
+        // belongs here, on `out.rebuilt`.
+        out.rebuilt = rewrite::rewrite_bundles(engine, &req.registry, &mut cfg, &copied).await?;
     }
     let dest = Reference::with_tag(
         to.registry().to_string(),
@@ -674,6 +731,30 @@ async fn finish_at_registry(
         req.output.clone()
     };
     out.outputs = outputs::write(&dir, &files)?;
+    let plain_http = engine
+        .client(to.registry())
+        .await
+        .is_ok_and(|c| c.plain_http());
+    let node_files = node_config::files(planned, plain_http, &req.node)?;
+    out.outputs.extend(outputs::write(&dir, &node_files)?);
+    let mirrored: Vec<String> = planned
+        .iter()
+        .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
+        .map(|p| p.dest.whole())
+        .chain(out.rebuilt.iter().map(|r| r.pinned.clone()))
+        .collect();
+    let created =
+        crate::reproducible::source_date_epoch().map_err(|e| MirrorError::Io(e.to_string()))?;
+    out.pruned = prune::record_and_prune(
+        engine,
+        to,
+        &name,
+        &mirrored,
+        req.prune,
+        req.dry_run,
+        created,
+    )
+    .await?;
     Ok(out)
 }
 
@@ -801,5 +882,7 @@ async fn catalog_to_archive(
         left_out: left,
         failures,
         outputs: vec![dir.join(archive::MANIFEST)],
+        rebuilt: Vec::new(),
+        pruned: Default::default(),
     })
 }

@@ -98,8 +98,12 @@ pub fn files(
     Ok(out)
 }
 
-/// Writes `files` into `dir` (created when missing); returns the paths written.
-pub fn write(dir: &Path, files: &[(&'static str, String)]) -> Result<Vec<PathBuf>, OutputError> {
+/// Writes `files` (paths relative to `dir`) into `dir` (created when missing); returns the
+/// paths written.
+pub fn write<N: AsRef<Path>>(
+    dir: &Path,
+    files: &[(N, String)],
+) -> Result<Vec<PathBuf>, OutputError> {
     let mut written = Vec::new();
     for (name, text) in files {
         let path = dir.join(name);

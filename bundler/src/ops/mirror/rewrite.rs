@@ -1,0 +1,262 @@
+//! `--rewrite-references` inside the bundles: each kept bundle's manifests (the CSV's
+//! deployments and their containers, init containers, `RELATED_IMAGE_*` variables,
+//! `relatedImages`, the `containerImage` annotation; any manifest file) name the mirrored
+//! images instead of the originals, so a cluster with no registry mirror configuration
+//! installs from the mirror alone. Every whole occurrence of a mirrored image's reference is
+//! replaced and nothing else changes: the files keep their other bytes. The bundle image is
+//! rebuilt from them, pushed beside the original in the mirror (tagged with its own digest
+//! tag), and the catalog names it, its digest the new one.
+//!
+//! The rewritten images carry no signature of the original's (it cannot cover them): a
+//! signing step signs what [`rewrite_bundles`] returns, the one list of images the mirror made.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::bundle::image::{BundleImageError, build_bundle_image};
+use crate::catalog::declcfg::DeclarativeConfig;
+use crate::image::copy::{CopyError, Endpoint, Engine, Source};
+use crate::image::model::Artifact;
+use crate::image::reference::Reference;
+use crate::image::registry::RegistryOptions;
+use crate::image::transfer::{self, TransferError};
+
+use super::plan::Planned;
+use super::tags::digest_tag;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RewriteError {
+    #[error("{bundle}: pulling its bundle image {image} from the mirror: {error}")]
+    Pull {
+        bundle: String,
+        image: String,
+        error: Box<TransferError>,
+    },
+    #[error("{bundle}: {path}: {error}")]
+    Io {
+        bundle: String,
+        path: String,
+        error: std::io::Error,
+    },
+    #[error("{bundle}: rebuilding its bundle image: {error}")]
+    Build {
+        bundle: String,
+        error: Box<BundleImageError>,
+    },
+    #[error("{bundle}: pushing the rewritten bundle image to {dest}: {error}")]
+    Push {
+        bundle: String,
+        dest: String,
+        error: Box<CopyError>,
+    },
+    #[error("{0}")]
+    Epoch(String),
+}
+
+/// A bundle image the mirror rebuilt: the one it replaces and the new one, pinned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rebuilt {
+    pub bundle: String,
+    pub original: String,
+    pub pinned: String,
+}
+
+/// Characters that continue an image reference: an occurrence followed or preceded by one is
+/// part of a longer reference, not this one.
+fn continues_reference(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':' | '@' | '/')
+}
+
+/// `text` with every whole occurrence of a `from` replaced by its `to` (the longest `from`
+/// first where several start at one place); `None` when nothing was replaced.
+pub fn replace_references(text: &str, moved: &[(&str, &str)]) -> Option<String> {
+    let mut keys: Vec<&(&str, &str)> = moved
+        .iter()
+        .filter(|(from, to)| !from.is_empty() && from != to && text.contains(from))
+        .collect();
+    if keys.is_empty() {
+        return None;
+    }
+    keys.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+    let (mut out, mut changed, mut i) = (String::with_capacity(text.len()), false, 0);
+    let mut prev: Option<char> = None;
+    while i < text.len() {
+        let rest = &text[i..];
+        let hit = (!prev.is_some_and(continues_reference))
+            .then(|| {
+                keys.iter().find(|(from, _)| {
+                    rest.starts_with(from)
+                        && !rest[from.len()..]
+                            .chars()
+                            .next()
+                            .is_some_and(continues_reference)
+                })
+            })
+            .flatten();
+        if let Some((from, to)) = hit {
+            out.push_str(to);
+            prev = from.chars().last();
+            i += from.len();
+            changed = true;
+        } else {
+            let c = rest.chars().next().expect("not at the end");
+            out.push(c);
+            prev = Some(c);
+            i += c.len_utf8();
+        }
+    }
+    changed.then_some(out)
+}
+
+/// Rewrites the files under `dir` (recursively) in place; returns how many changed.
+fn rewrite_tree(dir: &Path, moved: &[(&str, &str)], bundle: &str) -> Result<usize, RewriteError> {
+    let io = |path: &Path, error| RewriteError::Io {
+        bundle: bundle.to_string(),
+        path: path.display().to_string(),
+        error,
+    };
+    let mut changed = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| io(dir, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| io(dir, e))?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        let kind = e.file_type().map_err(|err| io(&path, err))?;
+        if kind.is_dir() {
+            changed += rewrite_tree(&path, moved, bundle)?;
+        } else if kind.is_file() {
+            let bytes = std::fs::read(&path).map_err(|err| io(&path, err))?;
+            // Only text can name an image.
+            let Ok(text) = String::from_utf8(bytes) else {
+                continue;
+            };
+            if let Some(new) = replace_references(&text, moved) {
+                std::fs::write(&path, new).map_err(|err| io(&path, err))?;
+                changed += 1;
+            }
+        }
+    }
+    Ok(changed)
+}
+
+/// Rewrites the bundles of `cfg` (whose images already name the mirror) that name mirrored
+/// images, pushes each rebuilt bundle image next to the original's mirrored copy, and points
+/// the catalog at it. Returns the images built, for signing.
+pub async fn rewrite_bundles(
+    engine: &Engine,
+    opts: &RegistryOptions,
+    cfg: &mut DeclarativeConfig,
+    planned: &[Planned],
+) -> Result<Vec<Rebuilt>, RewriteError> {
+    let pairs: Vec<(String, String)> = planned
+        .iter()
+        .map(|p| (p.written.clone(), p.dest.whole()))
+        .collect();
+    let moved: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let mirrored: HashMap<String, &Reference> =
+        planned.iter().map(|p| (p.dest.whole(), &p.dest)).collect();
+    let created =
+        crate::reproducible::source_date_epoch().map_err(|e| RewriteError::Epoch(e.to_string()))?;
+    let mut rebuilt = Vec::new();
+    for b in &mut cfg.bundles {
+        let Some(at) = mirrored.get(&b.image) else {
+            continue;
+        };
+        let scratch = tempfile::tempdir().map_err(|error| RewriteError::Io {
+            bundle: b.name.clone(),
+            path: "a temporary directory".into(),
+            error,
+        })?;
+        transfer::pull_to_dir(&b.image, scratch.path(), opts)
+            .await
+            .map_err(|error| RewriteError::Pull {
+                bundle: b.name.clone(),
+                image: b.image.clone(),
+                error: Box::new(error),
+            })?;
+        let manifests = scratch.path().join("manifests");
+        if !manifests.is_dir() || rewrite_tree(&manifests, &moved, &b.name)? == 0 {
+            continue;
+        }
+        let image =
+            build_bundle_image(scratch.path(), created).map_err(|error| RewriteError::Build {
+                bundle: b.name.clone(),
+                error: Box::new(error),
+            })?;
+        let dest = Reference::with_digest(
+            at.registry().to_string(),
+            at.repository().to_string(),
+            image.digest.clone(),
+        )
+        .tagged(digest_tag(&image.digest));
+        let pushed = engine
+            .copy(
+                Source::Built(&Artifact::Image(image)),
+                &Endpoint::Registry(dest.clone()),
+                None,
+            )
+            .await
+            .map_err(|error| RewriteError::Push {
+                bundle: b.name.clone(),
+                dest: dest.whole(),
+                error: Box::new(error),
+            })?;
+        let pinned = pushed.pinned;
+        for r in &mut b.related_images {
+            if r.image == b.image {
+                r.image = pinned.clone();
+            }
+        }
+        rebuilt.push(Rebuilt {
+            bundle: b.name.clone(),
+            original: std::mem::replace(&mut b.image, pinned.clone()),
+            pinned,
+        });
+    }
+    Ok(rebuilt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_whole_references_are_replaced() {
+        let moved = [
+            ("quay.io/a/op:v1", "m.local/x/a/op:v1"),
+            ("quay.io/a/op@sha256:ab", "m.local/x/a/op@sha256:ab"),
+        ];
+        let text = "image: quay.io/a/op:v1\n  value: \"quay.io/a/op@sha256:ab\"\nother: quay.io/a/op:v1.2 xquay.io/a/op:v1\ncontainerImage: quay.io/a/op:v1";
+        assert_eq!(
+            replace_references(text, &moved).unwrap(),
+            "image: m.local/x/a/op:v1\n  value: \"m.local/x/a/op@sha256:ab\"\nother: quay.io/a/op:v1.2 xquay.io/a/op:v1\ncontainerImage: m.local/x/a/op:v1"
+        );
+        assert_eq!(replace_references("image: other/op:v1\n", &moved), None);
+    }
+
+    #[test]
+    fn files_keep_their_other_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        let csv =
+            "# a comment\nspec:\n  relatedImages:\n  - image: q.io/a/op:v1   # kept spacing\n";
+        std::fs::write(dir.path().join("sub/csv.yaml"), csv).unwrap();
+        std::fs::write(dir.path().join("crd.yaml"), "kind: CRD\n").unwrap();
+        std::fs::write(dir.path().join("bin"), [0xff, 0xfe, 0x00]).unwrap();
+        let n = rewrite_tree(dir.path(), &[("q.io/a/op:v1", "m.io/p/a/op:v1")], "b").unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("sub/csv.yaml")).unwrap(),
+            csv.replace("q.io/a/op:v1", "m.io/p/a/op:v1")
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("crd.yaml")).unwrap(),
+            "kind: CRD\n"
+        );
+    }
+}
