@@ -76,7 +76,10 @@ mod tests {
     fn raw_html_is_text() {
         let html = to_html("Hi <script>alert(1)</script>\n\n<div onclick=x>block</div>\n");
         assert!(!html.contains("<script"), "{html}");
-        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{html}"
+        );
         assert!(!html.contains("<div"), "{html}");
         assert!(html.contains("&lt;div onclick=x&gt;"), "{html}");
     }
@@ -92,22 +95,33 @@ mod tests {
             "vbscript:x",
         ] {
             let html = to_html(&format!("[x](<{bad}>) ![img](<{bad}>)"));
-            assert!(!html.to_ascii_lowercase().contains("script:"), "{bad}: {html}");
+            assert!(
+                !html.to_ascii_lowercase().contains("script:"),
+                "{bad}: {html}"
+            );
             assert!(!html.contains("data:"), "{bad}: {html}");
             assert!(html.contains(r##"href="#""##), "{bad}: {html}");
         }
         let html = to_html("[a](https://example.com/x?y=1) [b](mailto:a@b.c) [c](docs/x.md)");
-        assert!(html.contains(r#"href="https://example.com/x?y=1""#), "{html}");
+        assert!(
+            html.contains(r#"href="https://example.com/x?y=1""#),
+            "{html}"
+        );
         assert!(html.contains(r#"href="mailto:a@b.c""#), "{html}");
         assert!(html.contains(r#"href="docs/x.md""#), "{html}");
     }
 
     #[test]
     fn images_become_links_and_markdown_renders() {
-        let html = to_html("# Title\n\n![logo](https://example.com/l.png)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n");
+        let html = to_html(
+            "# Title\n\n![logo](https://example.com/l.png)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        );
         assert!(html.contains("<h1>Title</h1>"), "{html}");
         assert!(!html.contains("<img"), "{html}");
-        assert!(html.contains(r#"<a href="https://example.com/l.png">logo</a>"#), "{html}");
+        assert!(
+            html.contains(r#"<a href="https://example.com/l.png">logo</a>"#),
+            "{html}"
+        );
         assert!(html.contains("<table>"), "{html}");
     }
 }

@@ -109,7 +109,11 @@ pub fn write_into_cache(cache_dir: &Path, opts: &SiteOptions) -> Result<SiteStat
 
 /// Renders the pages of the cache in `cache_dir` into `out` (replaced whole; an existing
 /// `out` must be empty or a site written before).
-pub fn write_site(cache_dir: &Path, out: &Path, opts: &SiteOptions) -> Result<SiteStats, SiteError> {
+pub fn write_site(
+    cache_dir: &Path,
+    out: &Path,
+    opts: &SiteOptions,
+) -> Result<SiteStats, SiteError> {
     if let Ok(mut rd) = std::fs::read_dir(out)
         && rd.next().is_some()
         && !out.join(MARKER_FILE).is_file()
@@ -227,7 +231,8 @@ fn package_blobs(content: &Path) -> std::collections::HashMap<String, PackageBlo
 
 /// The upgrade graph of package `p` as SVG, drawn by `catalog::graph` from the index.
 fn graph_svg(p: &pb::Package) -> String {
-    let mut lines = vec![json!({"schema": "olm.package", "name": p.name, "defaultChannel": p.default_channel})];
+    let mut lines =
+        vec![json!({"schema": "olm.package", "name": p.name, "defaultChannel": p.default_channel})];
     let bundle_name = |i: u32| {
         p.bundles
             .get(i as usize)
@@ -253,7 +258,9 @@ fn graph_svg(p: &pb::Package) -> String {
                 entry
             })
             .collect();
-        lines.push(json!({"schema": "olm.channel", "package": p.name, "name": c.name, "entries": entries}));
+        lines.push(
+            json!({"schema": "olm.channel", "package": p.name, "name": c.name, "entries": entries}),
+        );
     }
     let mut deprecations = Vec::new();
     if let Some(d) = &p.deprecation {
@@ -274,7 +281,9 @@ fn graph_svg(p: &pb::Package) -> String {
         }
     }
     if !deprecations.is_empty() {
-        lines.push(json!({"schema": "olm.deprecations", "package": p.name, "entries": deprecations}));
+        lines.push(
+            json!({"schema": "olm.deprecations", "package": p.name, "entries": deprecations}),
+        );
     }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let drawn = crate::catalog::load::load_bytes(Path::new("graph.json"), text.as_bytes())
@@ -288,6 +297,9 @@ fn graph_svg(p: &pb::Package) -> String {
         });
     match drawn {
         Ok(g) => graph::svg(&g),
-        Err(e) => format!("<p class=\"note\">{}</p>", page::esc(&format!("no graph: {e}"))),
+        Err(e) => format!(
+            "<p class=\"note\">{}</p>",
+            page::esc(&format!("no graph: {e}"))
+        ),
     }
 }

@@ -65,7 +65,7 @@ main{max-width:1200px;margin:0 auto;padding:20px 24px}
 .filters input{flex:1;min-width:240px}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:16px}
 .card{display:flex;flex-direction:column;gap:6px;background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:16px;text-decoration:none;color:inherit;min-height:190px}
-.card:hover{border-color:#0a58ca;box-shadow:0 1px 6px rgba(0,0,0,.08)}
+.card[hidden]{display:none}.card:hover{border-color:#0a58ca;box-shadow:0 1px 6px rgba(0,0,0,.08)}
 .card .head{display:flex;gap:12px;align-items:center}.card h2{font-size:16px;margin:0}
 .icon{width:48px;height:48px;object-fit:contain;flex:none}.icon.big{width:80px;height:80px}
 .noicon{width:48px;height:48px;border-radius:8px;background:#dde3ea;display:flex;align-items:center;justify-content:center;font-weight:700;color:#57606a;flex:none}
@@ -184,7 +184,11 @@ fn tags(view: &PackageView) -> String {
         s.push_str(r#"<span class="tag dep">deprecated</span>"#);
     }
     if !view.capability.is_empty() {
-        let _ = write!(s, r#"<span class="tag cap">{}</span>"#, esc(&view.capability));
+        let _ = write!(
+            s,
+            r#"<span class="tag cap">{}</span>"#,
+            esc(&view.capability)
+        );
     }
     for c in &view.categories {
         let _ = write!(s, r#"<span class="tag">{}</span>"#, esc(c));
@@ -202,7 +206,9 @@ pub fn grid(catalog: &str, views: &[PackageView]) -> String {
     categories.dedup();
     let mut body = String::new();
     body.push_str(r#"<div class="filters"><input id="q" type="search" placeholder="Search by name, provider, keyword…" aria-label="Search" autofocus>"#);
-    body.push_str(r#"<select id="category" aria-label="Category"><option value="">All categories</option>"#);
+    body.push_str(
+        r#"<select id="category" aria-label="Category"><option value="">All categories</option>"#,
+    );
     for c in &categories {
         let _ = write!(body, r#"<option value="{0}">{0}</option>"#, esc(c));
     }
@@ -284,7 +290,11 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
             r#"<details{}><summary>channel {}{}</summary>{}</details>"#,
             if i == 0 { " open" } else { "" },
             esc(channel),
-            if *channel == v.default_channel { " (default)" } else { "" },
+            if *channel == v.default_channel {
+                " (default)"
+            } else {
+                ""
+            },
             snippet(&format!("v0-{i}"), yaml)
         );
     }
@@ -300,9 +310,16 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
             b,
             "<tr><td>{}{}{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&c.name),
-            if c.is_default { r#" <span class="tag cap">default</span>"# } else { "" },
+            if c.is_default {
+                r#" <span class="tag cap">default</span>"#
+            } else {
+                ""
+            },
             match &c.deprecation {
-                Some(d) => format!(r#" <span class="tag dep" title="{}">deprecated</span>"#, esc(d)),
+                Some(d) => format!(
+                    r#" <span class="tag dep" title="{}">deprecated</span>"#,
+                    esc(d)
+                ),
                 None => String::new(),
             },
             esc(&c.head),
@@ -322,7 +339,10 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
             r#"<tr><td>{}{}</td><td><code>{}</code><br><code class="provider">{}</code></td><td>{}</td><td>{}</td></tr>"#,
             esc(&ver.version),
             match &ver.deprecation {
-                Some(d) => format!(r#" <span class="tag dep" title="{}">deprecated</span>"#, esc(d)),
+                Some(d) => format!(
+                    r#" <span class="tag dep" title="{}">deprecated</span>"#,
+                    esc(d)
+                ),
                 None => String::new(),
             },
             esc(&ver.name),
@@ -341,7 +361,11 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
         let _ = write!(
             b,
             "<h3>{} <code>{}</code> <span class=\"provider\">{}/{}</span></h3><p>{}</p>",
-            esc(if c.display_name.is_empty() { &c.kind } else { &c.display_name }),
+            esc(if c.display_name.is_empty() {
+                &c.kind
+            } else {
+                &c.display_name
+            }),
             esc(&c.kind),
             esc(&c.name),
             esc(&c.version),
@@ -362,7 +386,11 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
         esc(&v.head_bundle)
     );
     if !v.capability.is_empty() {
-        let _ = write!(b, "<dt>Capability level</dt><dd>{}</dd>", esc(&v.capability));
+        let _ = write!(
+            b,
+            "<dt>Capability level</dt><dd>{}</dd>",
+            esc(&v.capability)
+        );
     }
     if !v.provider.is_empty() {
         let _ = write!(b, "<dt>Provider</dt><dd>{}</dd>", esc(&v.provider));
@@ -371,7 +399,11 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
         let _ = write!(b, "<dt>Repository</dt><dd>{}</dd>", esc(&v.repository));
     }
     if !v.install_modes.is_empty() {
-        let _ = write!(b, "<dt>Install modes</dt><dd>{}</dd>", esc(&v.install_modes.join(", ")));
+        let _ = write!(
+            b,
+            "<dt>Install modes</dt><dd>{}</dd>",
+            esc(&v.install_modes.join(", "))
+        );
     }
     if !v.related_images.is_empty() {
         b.push_str("<dt>Related images</dt>");
@@ -380,7 +412,11 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
                 b,
                 r#"<dd><code>{}</code>{}</dd>"#,
                 esc(image),
-                if name.is_empty() { String::new() } else { format!(r#" <span class="provider">({})</span>"#, esc(name)) }
+                if name.is_empty() {
+                    String::new()
+                } else {
+                    format!(r#" <span class="provider">({})</span>"#, esc(name))
+                }
             );
         }
     }
@@ -399,7 +435,10 @@ mod tests {
         assert_eq!(page_file("a.b-c_d"), "a.b-c_d");
         for bad in ["../x", "A", "a/b", ".hidden", "", "x y", "a%2f"] {
             let f = page_file(bad);
-            assert!(!f.contains(['/', '%', ' ']) && !f.starts_with('.'), "{bad}: {f}");
+            assert!(
+                !f.contains(['/', '%', ' ']) && !f.starts_with('.'),
+                "{bad}: {f}"
+            );
             assert_ne!(f, bad);
         }
         assert_ne!(page_file("A"), page_file("a-"));
@@ -407,6 +446,9 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(esc(r#"<a href="x">'&"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;");
+        assert_eq!(
+            esc(r#"<a href="x">'&"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
+        );
     }
 }

@@ -113,7 +113,10 @@ pub fn snippets(view: &PackageView, catalog: &CatalogRef) -> Snippets {
             poll_interval_minutes: None,
         },
     };
-    let mut docs = vec![value(&v1::namespace(&spec)), value(&v1::service_account(&spec))];
+    let mut docs = vec![
+        value(&v1::namespace(&spec)),
+        value(&v1::service_account(&spec)),
+    ];
     let mut v1_notes = Vec::new();
     let bundle = BundleDir {
         root: PathBuf::from(&view.head_bundle),

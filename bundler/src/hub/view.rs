@@ -130,7 +130,9 @@ pub struct PackageView {
 }
 
 fn text_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn deprecation(d: &Option<crate::serve::proto::api::Deprecation>) -> Option<String> {
@@ -278,7 +280,12 @@ pub fn package_view(
     let keywords = csv
         .pointer("/spec/keywords")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     Ok(PackageView {
         name: p.name.clone(),

@@ -53,7 +53,11 @@ pub async fn site(req: SiteRequest) -> Result<SiteStats, SiteCmdError> {
         && catalog_source::is_image_ref(&req.catalog)
     {
         let pulled = catalog_source::pull_catalog(&req.catalog, &req.registry).await?;
-        (pulled.configs.clone(), Some(req.catalog.clone()), Some(pulled))
+        (
+            pulled.configs.clone(),
+            Some(req.catalog.clone()),
+            Some(pulled),
+        )
     } else {
         return Err(SiteCmdError::Missing(req.catalog));
     };

@@ -74,7 +74,10 @@ impl UiFiles {
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+        h.insert(
+            "x-content-type-options",
+            HeaderValue::from_static("nosniff"),
+        );
         h.insert("x-frame-options", HeaderValue::from_static("DENY"));
         h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
         Some(r)
@@ -102,7 +105,10 @@ mod tests {
         };
         let f = |p: &str| ui.file(p).map(|(f, _)| f);
         assert_eq!(f("/"), Some(PathBuf::from("/c/ui/index.html")));
-        assert_eq!(f("/packages/etcd.html"), Some(PathBuf::from("/c/ui/packages/etcd.html")));
+        assert_eq!(
+            f("/packages/etcd.html"),
+            Some(PathBuf::from("/c/ui/packages/etcd.html"))
+        );
         for bad in [
             "/packages/../site.json.html",
             "/packages/.x.html",
