@@ -91,7 +91,7 @@ mod tests {
             "JavaScript:alert(1)",
             "java\tscript:alert(1)",
             " javascript:alert(1)",
-            "data:text/html,<script>alert(1)</script>",
+            "data:text/html;base64,PHNjcmlwdD4=",
             "vbscript:x",
         ] {
             let html = to_html(&format!("[x](<{bad}>) ![img](<{bad}>)"));
