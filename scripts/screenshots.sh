@@ -27,5 +27,5 @@ shot() { # URL OUT WIDTHxHEIGHT
     --screenshot="$2" "$1" 2>/dev/null >/dev/null
 }
 shot "file://$work/grid/index.html" docs/img/catalog-browser-grid.png 1280,860
-shot "file://$work/project/packages/reverse-words-operator.html" docs/img/catalog-browser-package.png 1280,1500
+shot "file://$work/project/packages/reverse-words-operator.html" docs/img/catalog-browser-package.png 1280,2000
 echo "wrote docs/img/catalog-browser-grid.png docs/img/catalog-browser-package.png"

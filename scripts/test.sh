@@ -4,6 +4,7 @@
 # Installs what the tests need when it is missing (Debian packages: the distribution registry,
 # skopeo as an independent OCI client, htpasswd for bcrypt entries, openssl for test CAs,
 # rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client,
+# headless chromium to open the catalog browser's pages,
 # GNU time for the memory bounds of image moves, mold as a linker without the hot-text script's
 # INSERT BEFORE; and Debian's static busybox for arm64 and s390x, unpacked under
 # target/foreign-elf, real foreign binaries for the multi-platform image tests), then:
@@ -19,6 +20,8 @@ command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v rsvg-convert >/dev/null 2>&1 || need+=(librsvg2-bin)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# A real browser for the catalog browser's pages (tests/catalog_browser.rs).
+[ -x /usr/bin/chromium ] || need+=(chromium)
 command -v /usr/bin/time >/dev/null 2>&1 || need+=(time)
 # A linker that refuses bundler/link/hot-text.ld (tests/hot_text.rs builds with it).
 command -v mold >/dev/null 2>&1 || command -v ld.gold >/dev/null 2>&1 || need+=(mold)

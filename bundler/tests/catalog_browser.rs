@@ -356,7 +356,18 @@ fn static_site_shows_hostile_descriptions_as_text() {
     assert_eq!(cards(&grid), (1, 0));
     assert!(grid.contains("short &lt;script&gt;"), "{grid}");
     assert!(!grid.contains("pwned5</script>"));
-    // A second run replaces the site; a directory that is not a site is refused.
+    // A second run replaces the site with the same bytes; a directory that is not a site is
+    // refused.
+    let read_all = |dir: &Path| {
+        [
+            "index.html",
+            "search.json",
+            "site.json",
+            "packages/xss.html",
+        ]
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+    };
+    let first = read_all(&out);
     let again = Command::new(OLM)
         .args(["catalog", "site"])
         .arg(&catalog)
@@ -365,6 +376,10 @@ fn static_site_shows_hostile_descriptions_as_text() {
         .status()
         .unwrap();
     assert!(again.success());
+    assert!(
+        first == read_all(&out),
+        "the same catalog gives the same site"
+    );
     let foreign = tmp.path().join("foreign");
     std::fs::create_dir(&foreign).unwrap();
     std::fs::write(foreign.join("keep.txt"), "mine").unwrap();

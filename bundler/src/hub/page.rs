@@ -280,29 +280,6 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
         r#"<section class="box" id="description"><h2>Description</h2><div class="markdown">{}</div></section>"#,
         markdown::to_html(&v.description)
     );
-    // Install.
-    b.push_str(r#"<section class="box" id="install"><h2>Install</h2><h3>With olm</h3>"#);
-    let _ = write!(b, "{}", snippet("cli", &s.cli.join("\n")));
-    b.push_str("<h3>OLM v0: OperatorGroup and Subscription</h3>");
-    for (i, (channel, yaml)) in s.v0.iter().enumerate() {
-        let _ = write!(
-            b,
-            r#"<details{}><summary>channel {}{}</summary>{}</details>"#,
-            if i == 0 { " open" } else { "" },
-            esc(channel),
-            if *channel == v.default_channel {
-                " (default)"
-            } else {
-                ""
-            },
-            snippet(&format!("v0-{i}"), yaml)
-        );
-    }
-    b.push_str("<h3>OLM v1: ClusterExtension and installer RBAC</h3>");
-    for n in &s.v1_notes {
-        let _ = write!(b, r#"<p class="note">{}</p>"#, esc(n));
-    }
-    let _ = write!(b, "{}</section>", snippet("v1", &s.v1));
     // Channels and versions.
     b.push_str(r#"<section class="box" id="channels"><h2>Channels</h2><table><tr><th>Channel</th><th>Head</th><th>Version</th><th>Entries</th></tr>"#);
     for c in &v.channels {
@@ -332,6 +309,29 @@ pub fn package(catalog: &str, v: &PackageView, graph_svg: &str, s: &Snippets) ->
         b,
         r#"<section class="box" id="graph"><h2>Upgrade graph</h2><div class="graph">{graph_svg}</div></section>"#
     );
+    // Install.
+    b.push_str(r#"<section class="box" id="install"><h2>Install</h2><h3>With olm</h3>"#);
+    let _ = write!(b, "{}", snippet("cli", &s.cli.join("\n")));
+    b.push_str("<h3>OLM v0: OperatorGroup and Subscription</h3>");
+    for (i, (channel, yaml)) in s.v0.iter().enumerate() {
+        let _ = write!(
+            b,
+            r#"<details{}><summary>channel {}{}</summary>{}</details>"#,
+            if i == 0 { " open" } else { "" },
+            esc(channel),
+            if *channel == v.default_channel {
+                " (default)"
+            } else {
+                ""
+            },
+            snippet(&format!("v0-{i}"), yaml)
+        );
+    }
+    b.push_str("<h3>OLM v1: ClusterExtension and installer RBAC</h3>");
+    for n in &s.v1_notes {
+        let _ = write!(b, r#"<p class="note">{}</p>"#, esc(n));
+    }
+    let _ = write!(b, "{}</section>", snippet("v1", &s.v1));
     b.push_str(r#"<section class="box" id="versions"><h2>Versions</h2><table><tr><th>Version</th><th>Bundle</th><th>Released</th><th>Channels</th></tr>"#);
     for ver in &v.versions {
         let _ = write!(
