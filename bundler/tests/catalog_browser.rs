@@ -394,3 +394,40 @@ fn static_site_shows_hostile_descriptions_as_text() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a site written by olm"));
     assert!(foreign.join("keep.txt").is_file());
 }
+
+/// `olm catalog site IMAGE` pulls the catalog image (an OCI layout here) and writes its pages;
+/// the install command lines name the image.
+#[test]
+fn static_site_of_a_catalog_image() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+    let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
+    let built = Command::new(OLM)
+        .args(["catalog", "build"])
+        .arg(&catalog)
+        .args(["-t", &layout, "--no-ca-certs"])
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = tmp.path().join("site");
+    let st = Command::new(OLM)
+        .args(["catalog", "site", &layout, "-o"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let page = std::fs::read_to_string(out.join("packages/reverse-words-operator.html")).unwrap();
+    assert!(
+        snippet(&page, "cli").contains(&format!(
+            "olm install --catalog {layout} --package reverse-words-operator"
+        )),
+        "{}",
+        snippet(&page, "cli")
+    );
+    // Named after the image's repository: the layout directory.
+    assert!(snippet(&page, "v0-0").contains("source: layout"));
+}

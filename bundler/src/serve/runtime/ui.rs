@@ -1,12 +1,15 @@
 //! The catalog browser's pages, served from the files the index build rendered into the cache
 //! (`<cache>/olm-serve.v1/ui/`): `/` (the grid), `/packages/<name>.html`, `/search.json`.
-//! Each request reads one file from disk; the server holds none of them.
+//! Each request streams one file from disk; the server holds none of them.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
+
+use super::catalogd_files::Spans;
 
 /// The pages' directory in the cache's own directory.
 pub const UI_DIR: &str = "ui";
@@ -54,8 +57,11 @@ impl UiFiles {
                 .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
             return Some(r);
         }
-        let bytes = match tokio::fs::read(&file).await {
-            Ok(b) => b,
+        // Streamed from the file a chunk at a time, as catalogd's bodies are: a large grid
+        // page is never held whole.
+        let opened = std::fs::File::open(&file).and_then(|f| Ok((f.metadata()?.len(), f)));
+        let (len, opened) = match opened {
+            Ok(o) => o,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) => {
                 tracing::error!(file = %file.display(), error = %e, "catalog browser: reading a page");
@@ -65,10 +71,9 @@ impl UiFiles {
                 ));
             }
         };
-        let len = bytes.len();
         let mut r = match method == Method::HEAD {
             true => Response::new(Body::empty()),
-            false => Response::new(Body::from(bytes)),
+            false => Response::new(Spans::whole(len).body(Arc::new(opened))),
         };
         let h = r.headers_mut();
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
