@@ -42,9 +42,10 @@ pub struct ServeArgs {
     /// With --cache-scratch: for a server without --http-port (internal, as above).
     #[arg(long, hide = true, requires = "cache_scratch")]
     pub cache_grpc_only: bool,
-    /// With --cache-only: the catalog name the catalog browser is rendered for (internal,
-    /// as above).
-    #[arg(long, hide = true, requires = "cache_only")]
+    /// With --cache-only: the catalog name (the server's --catalog-name) the catalog browser's
+    /// pages are rendered for. Default: the catalog directory's name. A server started with
+    /// another name renders them again at start-up.
+    #[arg(long, value_name = "NAME", requires = "cache_only")]
     pub cache_site_name: Option<String>,
     /// Fail instead of rebuilding when the cache does not match the catalog. Default: true
     /// when --cache-dir is set without --cache-only (a catalog image's cache was built with it).
