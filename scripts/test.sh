@@ -4,8 +4,9 @@
 # Installs what the tests need when it is missing (Debian packages: the distribution registry,
 # skopeo as an independent OCI client, htpasswd for bcrypt entries, openssl for test CAs,
 # rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client,
-# GNU time for the memory bounds of image moves, containerd to pull through generated mirror
-# configuration, mold as a linker without the hot-text script's
+# headless chromium to open the catalog browser's pages, GNU time for the memory bounds of image
+# moves, containerd to pull through generated mirror configuration, mold as a linker without
+# the hot-text script's
 # INSERT BEFORE; and Debian's static busybox for arm64 and s390x, unpacked under
 # target/foreign-elf, real foreign binaries for the multi-platform image tests), then:
 # formatting, clippy, the generated-artifact checks (bundle/, catalog/, deploy/ are up to date),
@@ -20,6 +21,8 @@ command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v rsvg-convert >/dev/null 2>&1 || need+=(librsvg2-bin)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# A real browser for the catalog browser's pages (tests/catalog_browser.rs).
+[ -x /usr/bin/chromium ] || need+=(chromium)
 command -v /usr/bin/time >/dev/null 2>&1 || need+=(time)
 # A real container runtime reading the mirror's generated hosts.toml (ctr comes with it).
 command -v containerd >/dev/null 2>&1 && command -v ctr >/dev/null 2>&1 || need+=(containerd)

@@ -9,6 +9,7 @@
 //!   render, templates, graph drawing.
 //! - [`serve`]: the `api.Registry` gRPC server OLM's catalog-operator talks to.
 //! - [`deploy`]: CatalogSource/OperatorGroup/Subscription manifests and installs.
+//! - [`hub`]: the catalog browser (an OperatorHub for any catalog), rendered from a serve cache.
 //! - [`grammar`]: notations read exactly as the Go tools read them (semver ranges, image
 //!   references, Kubernetes names, Go durations); depends on nothing else here.
 
@@ -17,6 +18,7 @@ pub mod bundle;
 pub mod catalog;
 pub mod deploy;
 pub mod grammar;
+pub mod hub;
 pub mod image;
 pub mod ops;
 pub mod parallel;

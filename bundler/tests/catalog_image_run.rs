@@ -109,6 +109,14 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
         rootfs.join("tmp/cache").is_dir(),
         "pre-built serve cache in the image"
     );
+    // The catalog browser's pages, rendered for the name the image serves as.
+    let site = std::fs::read_to_string(rootfs.join("tmp/cache/olm-serve.v1/ui/site.json")).unwrap();
+    assert!(site.contains(r#""catalogName":"operatorhub""#), "{site}");
+    let ui = rootfs.join("tmp/cache/olm-serve.v1/ui");
+    let before = std::fs::metadata(ui.join("index.html"))
+        .unwrap()
+        .modified()
+        .unwrap();
     assert_eq!(
         cfg.labels["operators.operatorframework.io.index.configs.v1"],
         "/configs"
@@ -178,6 +186,28 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
     std::io::Read::read_to_string(&mut http, &mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("\"schema\":\"olm.package\""), "{answer}");
+
+    // And the catalog browser, from the image's own pages (not rendered again at start-up).
+    for (path, wants) in [
+        ("/", "packages/reverse-words-operator.html"),
+        (
+            "/packages/reverse-words-operator.html",
+            "kind: ClusterExtension",
+        ),
+    ] {
+        let mut http = std::net::TcpStream::connect(("127.0.0.1", http_port)).unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        std::io::Write::write_all(&mut http, request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        std::io::Read::read_to_string(&mut http, &mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer}");
+        assert!(answer.contains(wants), "{path}: {answer}");
+    }
+    let after = std::fs::metadata(ui.join("index.html"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
 }
 
 /// The version the repository's bundle config releases (operator/olm/bundle.yaml).

@@ -1,6 +1,6 @@
 //! The walls between the library's layers (docs/architecture.md), checked on the source: a
 //! module may use the modules below it, never one beside or above it. Data flows one way:
-//! grammar/yaml < image < bundle < catalog < serve < deploy < ops (release holds the release
+//! grammar/yaml < image < bundle < catalog < serve < deploy < hub < ops (release holds the release
 //! config's data, beside catalog), and the CLI (in the binary) only calls ops and the domain.
 
 use std::collections::BTreeSet;
@@ -80,8 +80,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "hub",
+        &[
+            "deploy",
+            "serve",
+            "catalog",
+            "bundle",
+            "image",
+            "grammar",
+            "yaml",
+            "atomic_write",
+            "parallel",
+            "reproducible",
+        ],
+    ),
+    (
         "ops",
         &[
+            "hub",
             "deploy",
             "serve",
             "catalog",

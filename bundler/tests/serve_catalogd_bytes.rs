@@ -151,7 +151,8 @@ fn requests(first_package: &str) -> Vec<(&'static str, String, &'static str)> {
         ("POST", all.clone(), "Content-Length: 0\r\n"),
         ("GET", "/catalogs/other/api/v1/all".into(), ""),
         ("GET", "/catalogs/Bad_Name/api/v1/all".into(), ""),
-        ("GET", "/".into(), ""),
+        // Outside /catalogs/ and not a page of the catalog browser.
+        ("GET", "/nope".into(), ""),
         ("GET", "/catalogs/c/api/v1/other".into(), ""),
     ]
 }

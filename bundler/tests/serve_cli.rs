@@ -504,11 +504,19 @@ fn serves_catalogds_http_api() {
     let (status, _, b) = get(http_port, "/catalogs/Bad_Name/api/v1/all", "");
     assert_eq!(status, 400);
     assert!(String::from_utf8_lossy(&b).contains("RFC 1123"));
-    let (status, _, b) = get(http_port, "/", "");
+    let (status, _, b) = get(http_port, "/nope", "");
     assert_eq!(
         (status, String::from_utf8_lossy(&b).trim()),
         (404, "404 page not found")
     );
+    // `/` is the catalog browser's grid.
+    let (status, headers, b) = get(http_port, "/", "");
+    assert_eq!(status, 200);
+    assert_eq!(
+        header(&headers, "content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert!(String::from_utf8_lossy(&b).contains("packages/reverse-words-operator.html"));
 
     let metas = "/catalogs/reverse-words/api/v1/metas";
     let (status, _, b) = get(http_port, &format!("{metas}?schema=olm.package"), "");

@@ -19,6 +19,9 @@ const DESCRIPTION: usize = 1 << 20;
 const BUDGET_KB: u64 = 64 << 10;
 /// How much the server may grow while it answers (buffers, connection state, allocator).
 const GROWTH_BUDGET_KB: u64 = 16 << 10;
+/// How much more it may grow serving the catalog browser's pages, every one twice (each
+/// package page holds a megabyte of description).
+const PAGES_BUDGET_KB: u64 = 5 << 10;
 
 struct Server(Child);
 
@@ -129,6 +132,8 @@ fn serving_a_large_catalog_keeps_the_server_small() {
         .arg("--cache-dir")
         .arg(&cache)
         .arg("--cache-only")
+        // The name the server serves as: its catalog browser's pages are ready.
+        .args(["--cache-site-name", "big"])
         .stdout(Stdio::null())
         .output()
         .unwrap();
@@ -192,5 +197,26 @@ fn serving_a_large_catalog_keeps_the_server_small() {
     assert!(
         rss_after <= rss_before + GROWTH_BUDGET_KB && peak_after <= peak_before + GROWTH_BUDGET_KB,
         "the server grew from {rss_before} kB (peak {peak_before}) to {rss_after} kB (peak {peak_after}) serving {body} bytes"
+    );
+
+    // The catalog browser's pages stream from their files like the API's bodies.
+    let mut pages = 0;
+    for _ in 0..2 {
+        pages += fetch(http_port, "/", "") + fetch(http_port, "/search.json", "");
+        for p in 0..PACKAGES {
+            pages += fetch(http_port, &format!("/packages/pkg{p:02}.html"), "");
+        }
+    }
+    let (rss_pages, peak_pages) = memory(pid);
+    eprintln!(
+        "served {pages} bytes of pages: RSS {rss_after} -> {rss_pages} kB, peak {peak_after} -> {peak_pages} kB"
+    );
+    assert!(
+        pages > 2 * PACKAGES as u64 * DESCRIPTION as u64,
+        "{pages} bytes of pages"
+    );
+    assert!(
+        rss_pages <= rss_after + PAGES_BUDGET_KB && peak_pages <= peak_after + PAGES_BUDGET_KB,
+        "serving the pages grew the server from {rss_after} kB (peak {peak_after}) to {rss_pages} kB (peak {peak_pages})"
     );
 }

@@ -29,6 +29,7 @@ fn request(cache_dir: Option<PathBuf>) -> ServeRequest {
         cache_only: false,
         cache_scratch: false,
         cache_grpc_only: false,
+        cache_site_name: None,
         cache_enforce_integrity: None,
         http: Some(HttpApi {
             addr: loopback(),

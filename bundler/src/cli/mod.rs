@@ -17,6 +17,7 @@ mod catalog_args;
 mod catalog_filter;
 mod catalog_mirror;
 mod catalog_opm;
+mod catalog_site;
 mod deploy;
 mod image;
 mod install;
@@ -181,6 +182,13 @@ pub enum CatalogCommand {
         after_help = "Examples:\n  olm catalog serve catalog/ --port 50051\n  olm catalog serve catalog/ --cache-dir /tmp/cache --cache-only"
     )]
     Serve(serve::ServeArgs),
+    /// Write the catalog browser (a grid of packages with search, a page per package with
+    /// its description, channels, versions, upgrade graph, CRDs and install snippets) as
+    /// static files; `olm catalog serve --http-port` serves the same pages at `/`.
+    #[command(
+        after_help = "Examples:\n  olm catalog site catalog/ -o site/\n  olm catalog site quay.io/org/catalog:v1 -o site/ --catalog-namespace operators"
+    )]
+    Site(catalog_site::SiteArgs),
     /// Check the CRDs along every upgrade edge (replaces, skips, skipRange) for changes that
     /// break stored objects or clients.
     #[command(
@@ -222,6 +230,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             CatalogCommand::Mirror(a) => catalog_mirror::mirror_cmd(*a).await,
             CatalogCommand::Build(a) => serve::catalog_build(a).await,
             CatalogCommand::Serve(a) => serve::run(a).await,
+            CatalogCommand::Site(a) => catalog_site::site_cmd(a).await,
             CatalogCommand::CheckUpgrades(a) => Ok(upgrade_check::check_upgrades(a)),
             CatalogCommand::Init(a) => catalog_opm::init_cmd(a),
             CatalogCommand::ConvertTemplate(a) => catalog_opm::convert_cmd(a),

@@ -42,6 +42,11 @@ pub struct ServeArgs {
     /// With --cache-scratch: for a server without --http-port (internal, as above).
     #[arg(long, hide = true, requires = "cache_scratch")]
     pub cache_grpc_only: bool,
+    /// With --cache-only: the catalog name (the server's --catalog-name) the catalog browser's
+    /// pages are rendered for. Default: the catalog directory's name. A server started with
+    /// another name renders them again at start-up.
+    #[arg(long, value_name = "NAME", requires = "cache_only")]
+    pub cache_site_name: Option<String>,
     /// Fail instead of rebuilding when the cache does not match the catalog. Default: true
     /// when --cache-dir is set without --cache-only (a catalog image's cache was built with it).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
@@ -90,6 +95,7 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         cache_only: a.cache_only,
         cache_scratch: a.cache_scratch,
         cache_grpc_only: a.cache_grpc_only,
+        cache_site_name: a.cache_site_name,
         cache_enforce_integrity: a.cache_enforce_integrity,
         http: a.http_port.map(|port| HttpApi {
             addr: SocketAddr::new(a.host, port),
@@ -157,6 +163,7 @@ pub async fn catalog_build(args: CatalogBuildArgs) -> anyhow::Result<ExitCode> {
         created: source_date_epoch()?,
         http_port: args.http_port,
         catalog_name: args.catalog_name,
+        site: Some(olm_bundler::ops::catalog_site::bake),
     }
     .build()
     .with_context(|| {

@@ -619,6 +619,8 @@ pub async fn publish(
         created: build.created,
         http_port: None,
         catalog_name: None,
+        // gRPC only: no catalog browser.
+        site: None,
     }
     .build()
     .map_err(BundleCatalogError::Build)?;

@@ -204,41 +204,10 @@ fn olmv1_tree(v1: &OlmV1Install, tree: &mut FileTree) -> Result<(), GenerateErro
         "olmv1/serviceaccount.yaml",
         to_yaml_file("ServiceAccount", &v1objects::service_account(spec))?,
     );
-    let r = &v1.rbac;
-    let mut docs: Vec<Value> = Vec::new();
-    let typed = |kind: &str, v: Value| -> Value {
-        let mut v = v;
-        v["apiVersion"] = json!("rbac.authorization.k8s.io/v1");
-        v["kind"] = json!(kind);
-        v
-    };
-    let value = |what: &str, v: Result<Value, serde_json::Error>| {
-        v.map_err(|e| GenerateError::Serialize {
-            what: what.to_string(),
-            message: e.to_string(),
-        })
-    };
-    for o in &r.cluster_roles {
-        docs.push(typed(
-            "ClusterRole",
-            value("ClusterRole", serde_json::to_value(o))?,
-        ));
-    }
-    for o in &r.cluster_role_bindings {
-        docs.push(typed(
-            "ClusterRoleBinding",
-            value("ClusterRoleBinding", serde_json::to_value(o))?,
-        ));
-    }
-    for o in &r.roles {
-        docs.push(typed("Role", value("Role", serde_json::to_value(o))?));
-    }
-    for o in &r.role_bindings {
-        docs.push(typed(
-            "RoleBinding",
-            value("RoleBinding", serde_json::to_value(o))?,
-        ));
-    }
+    let docs = v1.rbac.documents().map_err(|e| GenerateError::Serialize {
+        what: "installer RBAC".into(),
+        message: e.to_string(),
+    })?;
     let body = yaml::to_yaml_documents(&docs).map_err(|e| GenerateError::Serialize {
         what: "installer RBAC".into(),
         message: e.to_string(),

@@ -8,6 +8,7 @@ pub mod bundle_validate;
 pub mod catalog_filter;
 pub mod catalog_migrate;
 pub mod catalog_render;
+pub mod catalog_site;
 pub mod catalog_source;
 pub mod catalog_template;
 pub mod catalog_validate;

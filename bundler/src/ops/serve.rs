@@ -15,7 +15,9 @@ use std::time::Instant;
 use thiserror::Error;
 use tokio::net::TcpListener;
 
+use crate::hub::SiteError;
 use crate::image::registry::RegistryOptions;
+use crate::ops::catalog_site;
 use crate::ops::catalog_source::{self, CatalogSourceError, PulledCatalog};
 use crate::serve::index::cache::{self, CacheError, Durability, Integrity, LoadStats};
 use crate::serve::index::catalogd_content::{self, CatalogdError};
@@ -23,6 +25,7 @@ use crate::serve::runtime::catalogd::{self, CatalogContent, TlsError};
 use crate::serve::runtime::catalogd_files::ContentError;
 use crate::serve::runtime::server::{self, ServeError};
 use crate::serve::runtime::store::Store;
+use crate::serve::runtime::ui::UiFiles;
 
 /// catalogd's HTTP API beside the gRPC one.
 #[derive(Debug, Clone)]
@@ -59,6 +62,9 @@ pub struct ServeRequest {
     pub cache_scratch: bool,
     /// With `cache_scratch`: for a server without catalogd's HTTP API (its files not written).
     pub cache_grpc_only: bool,
+    /// With `cache_only`: the catalog name the catalog browser's pages are rendered for
+    /// (default: [`default_catalog_name`]); not used for a gRPC-only cache.
+    pub cache_site_name: Option<String>,
     /// Fail rather than rebuild a cache that does not match; default: when `cache_dir` is
     /// set without `cache_only`.
     pub cache_enforce_integrity: Option<bool>,
@@ -108,6 +114,12 @@ pub enum ServeStartError {
         dir: PathBuf,
         #[source]
         source: ContentError,
+    },
+    #[error("render the catalog browser into the cache {dir}")]
+    Site {
+        dir: PathBuf,
+        #[source]
+        source: SiteError,
     },
     #[error(transparent)]
     Tls(#[from] TlsError),
@@ -239,6 +251,19 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
                     catalog: req.catalog.clone(),
                     source,
                 })?;
+        if durability != Durability::ScratchGrpcOnly {
+            let name = req
+                .cache_site_name
+                .clone()
+                .unwrap_or_else(|| default_catalog_name(&req.catalog));
+            let d = dir.clone();
+            tokio::task::spawn_blocking(move || catalog_site::ensure(&d, &name))
+                .await?
+                .map_err(|source| ServeStartError::Site {
+                    dir: dir.clone(),
+                    source,
+                })?;
+        }
         tracing::info!(
             cache_dir = %dir.display(),
             digest = %stats.digest,
@@ -319,7 +344,15 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     let mut http_addr = None;
     if let (Some(api), Some(name)) = (&req.http, catalog_name) {
         // The content was written by the index build: nothing of the catalog is read here.
+        // The browser's pages too, unless the cache predates them or was made for another
+        // name: then they are rendered now, from the cache.
+        let (d, n) = (cache_dir.clone(), name.clone());
+        let rendered = tokio::task::spawn_blocking(move || catalog_site::ensure(&d, &n)).await?;
+        if let Err(e) = rendered {
+            tracing::warn!(error = %e, "the catalog browser is not served");
+        }
         let dir = cache::content_dir(&cache_dir);
+        let ui = UiFiles::open(&dir).map(Arc::new);
         let content = CatalogContent::open(&name, &dir)
             .map_err(|source| ServeStartError::CatalogdContent { dir, source })?;
         let listener =
@@ -337,7 +370,10 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
             "serving catalogd's HTTP API at /catalogs/{name}/api/v1/all"
         );
         http_addr = Some(addr);
-        http = Some((listener, catalogd::router(Arc::new(content)), tls));
+        if ui.is_some() {
+            tracing::info!(addr = %addr, "serving the catalog browser at /");
+        }
+        http = Some((listener, catalogd::router(Arc::new(content), ui), tls));
     }
     Ok(Started::Listening(Box::new(Server {
         grpc_addr,
@@ -434,6 +470,13 @@ async fn build_cache(
                 if req.http.is_none() {
                     cmd.arg("--cache-grpc-only");
                 }
+            }
+            if let Some(http) = &req.http {
+                let name = http
+                    .catalog_name
+                    .clone()
+                    .unwrap_or_else(|| default_catalog_name(&req.catalog));
+                cmd.arg("--cache-site-name").arg(name);
             }
             if *debug {
                 cmd.arg("--debug");

@@ -20,6 +20,9 @@ pub const CONFIGS_DIR: &str = "/configs";
 pub const GRPC_PORT: &str = "50051/tcp";
 /// Where the pre-built serve cache lives in the image (opm's images use the same path).
 pub const CACHE_DIR: &str = "/tmp/cache";
+/// The name the image's server gives the catalog without `--catalog-name`: the last
+/// component of [`CONFIGS_DIR`].
+pub const DEFAULT_CATALOG_NAME: &str = "configs";
 
 /// Everything that decides the catalog image's bytes.
 #[derive(Debug, Clone)]
@@ -37,7 +40,14 @@ pub struct CatalogImage {
     /// `catalog_name` (default: `configs`, the catalog directory's name in the image).
     pub http_port: Option<u16>,
     pub catalog_name: Option<String>,
+    /// With `http_port`: renders the catalog browser into the pre-built cache (given the cache
+    /// directory and the catalog's name), so the image serves it beside catalogd's API.
+    pub site: Option<SiteHook>,
 }
+
+/// Renders pages into a freshly built cache directory for the named catalog (the layer
+/// above `serve` provides it: the pages use the deploy builders).
+pub type SiteHook = fn(&Path, &str) -> Result<(), String>;
 
 fn has_catalog_files(dir: &Path) -> bool {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -105,6 +115,13 @@ impl CatalogImage {
                 what: format!("cannot build the serve cache: {e}"),
             }
         })?;
+        if let (Some(_), Some(site)) = (self.http_port, self.site) {
+            let name = self.catalog_name.as_deref().unwrap_or(DEFAULT_CATALOG_NAME);
+            site(&cache_dir, name).map_err(|what| BuildError::Input {
+                path: self.catalog_dir.clone(),
+                what,
+            })?;
+        }
         let mut cache = LayerBuilder::new(self.created);
         cache.tree(&cache_dir, CACHE_DIR, Owner::Root)?;
         let cache = cache.finish()?;
@@ -178,6 +195,7 @@ mod tests {
             created: 0,
             http_port: Some(8080),
             catalog_name: Some("Not_A_Name".into()),
+            site: None,
         };
         let Err(err) = image.build() else {
             panic!("a bad catalog name was accepted")

@@ -54,6 +54,33 @@ pub struct InstallerRbac {
     pub notes: Vec<String>,
 }
 
+impl InstallerRbac {
+    /// The objects as typed documents (apiVersion and kind set), ClusterRoles, then
+    /// ClusterRoleBindings, Roles and RoleBindings: the order they apply in.
+    pub fn documents(&self) -> Result<Vec<Value>, serde_json::Error> {
+        fn typed<T: serde::Serialize>(kind: &str, o: &T) -> Result<Value, serde_json::Error> {
+            let mut v = serde_json::to_value(o)?;
+            v["apiVersion"] = Value::from("rbac.authorization.k8s.io/v1");
+            v["kind"] = Value::from(kind);
+            Ok(v)
+        }
+        let mut docs = Vec::new();
+        for o in &self.cluster_roles {
+            docs.push(typed("ClusterRole", o)?);
+        }
+        for o in &self.cluster_role_bindings {
+            docs.push(typed("ClusterRoleBinding", o)?);
+        }
+        for o in &self.roles {
+            docs.push(typed("Role", o)?);
+        }
+        for o in &self.role_bindings {
+            docs.push(typed("RoleBinding", o)?);
+        }
+        Ok(docs)
+    }
+}
+
 /// One object operator-controller will manage.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Managed {

@@ -782,6 +782,7 @@ fn build_catalog_image(
             .map_err(|e| build(rootfs::BuildError::Epoch(e)))?,
         http_port: None,
         catalog_name: None,
+        site: Some(crate::ops::catalog_site::bake),
     }
     .build()
     .map_err(build)

@@ -388,6 +388,7 @@ pub(super) async fn catalog_image(plan: &Plan) -> Step<CatalogOutcome> {
         created: plan.epoch,
         http_port: None,
         catalog_name: None,
+        site: Some(crate::ops::catalog_site::bake),
     }
     .build()
     .context("building the catalog image")?;

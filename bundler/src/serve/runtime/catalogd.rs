@@ -20,6 +20,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::Response;
 
 use super::catalogd_files::{ContentError, ContentFiles, Spans};
+use super::ui::UiFiles;
 use crate::grammar::k8s_names;
 
 /// What the HTTP API serves: the catalog's name and its content files in the cache.
@@ -192,10 +193,18 @@ pub async fn serve_tls(
 }
 
 /// The HTTP API's router: every request goes through [`handle`].
-pub fn router(content: Arc<CatalogContent>) -> axum::Router {
+/// Paths outside `/catalogs/` are the catalog browser's pages when the cache has them.
+pub fn router(content: Arc<CatalogContent>, ui: Option<Arc<UiFiles>>) -> axum::Router {
     axum::Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap| {
-        let content = content.clone();
-        async move { handle(content, &method, &uri, &headers).await }
+        let (content, ui) = (content.clone(), ui.clone());
+        async move {
+            if let Some(ui) = ui.filter(|_| !uri.path().starts_with("/catalogs/"))
+                && let Some(r) = ui.answer(&method, uri.path()).await
+            {
+                return r;
+            }
+            handle(content, &method, &uri, &headers).await
+        }
     })
 }
 

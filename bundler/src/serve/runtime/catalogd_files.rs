@@ -206,6 +206,25 @@ impl ContentFiles {
         }
         Ok(spans)
     }
+
+    /// The bytes of the body `spans` cover (for the index build's few small blobs, not for
+    /// responses, which stream).
+    pub fn read(&self, spans: &Spans) -> Result<Vec<u8>, ContentError> {
+        let mut out = vec![0; spans.len() as usize];
+        let mut at = 0;
+        for &(a, b) in &spans.0 {
+            let n = (b - a) as usize;
+            self.all
+                .file
+                .read_exact_at(&mut out[at..at + n], a)
+                .map_err(|source| ContentError::Io {
+                    path: PathBuf::from(ALL_FILE),
+                    source,
+                })?;
+            at += n;
+        }
+        Ok(out)
+    }
 }
 
 /// Reads a file from `pos` to `end` by positional reads (the file's cursor is never moved, so

@@ -6,6 +6,7 @@
 //! - [`server`]: the gRPC server: health, reflection, graceful shutdown.
 //! - [`catalogd`]: catalogd's HTTP API (`/api/v1/all`, `/api/v1/metas`), optionally over TLS.
 //! - [`catalogd_files`]: what it serves, as files of the cache read in bounded chunks.
+//! - [`ui`]: the catalog browser's pages, rendered into the cache at start-up.
 //! - [`stub_csv`]: the stub ClusterServiceVersion served for `olm.csv.metadata` bundles.
 //! - [`probe`]: the `grpc_health_probe` multi-call mode of the binary.
 
@@ -16,3 +17,4 @@ pub mod registry;
 pub mod server;
 pub mod store;
 pub mod stub_csv;
+pub mod ui;

@@ -1,0 +1,305 @@
+//! The catalog browser: an OperatorHub-like site for any catalog. A grid of packages with
+//! search and category filters, and per package a page with its description, channels,
+//! versions, upgrade graph, owned CRDs with examples, related images and install snippets
+//! for OLM v0, OLM v1 and `olm install`.
+//!
+//! The site is rendered once from a serve cache (its index, payload file and catalogd's
+//! content) into plain files: [`write_into_cache`] puts them beside catalogd's content, where
+//! `olm catalog serve --http-port` serves them from disk (`serve::runtime::ui`), so the server's
+//! memory does not grow with the catalog; [`write_site`] writes the same files to a directory
+//! for any static host (`olm catalog site`).
+//!
+//! - [`view`]: what a page shows, read from the cache.
+//! - [`markdown`]: descriptions as sanitised HTML.
+//! - [`snippets`]: install YAML from the deploy builders.
+//! - [`page`]: the HTML.
+
+pub mod markdown;
+pub mod page;
+pub mod snippets;
+pub mod view;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::atomic_write::{WriteError, replace_dir};
+use crate::catalog::graph;
+use crate::serve::index::cache::{self, CACHE_SUBDIR, CacheError};
+use crate::serve::proto::cache as pb;
+use crate::serve::runtime::catalogd_files::ContentFiles;
+use crate::serve::runtime::store::StoreError;
+use crate::serve::runtime::ui::{MARKER_FILE, SEARCH_FILE, UI_DIR};
+use snippets::CatalogRef;
+use view::{PackageBlob, PackageView};
+
+/// Why the site could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum SiteError {
+    #[error("read the serve cache: {0}")]
+    Cache(#[from] CacheError),
+    #[error("read the serve cache: {0}")]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{0}: exists and is not a site written by olm (no {MARKER_FILE}): choose an empty or new directory"
+    )]
+    NotOurs(PathBuf),
+}
+
+/// What the pages say about where the catalog is: the names in the install snippets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteOptions {
+    /// The catalog's name: page titles, the CatalogSource and ClusterCatalog names.
+    pub catalog_name: String,
+    /// The namespace of the CatalogSource the OLM v0 Subscription points at.
+    pub catalog_namespace: String,
+    /// The catalog image, when known.
+    pub catalog_image: Option<String>,
+}
+
+impl SiteOptions {
+    /// A site for catalog `name`, its CatalogSource in `olm` (where upstream OLM's catalogs
+    /// live), its image unknown.
+    pub fn named(name: &str) -> SiteOptions {
+        SiteOptions {
+            catalog_name: name.to_string(),
+            catalog_namespace: "olm".into(),
+            catalog_image: None,
+        }
+    }
+}
+
+/// What was written.
+#[derive(Debug, Clone, Default)]
+pub struct SiteStats {
+    pub packages: usize,
+    pub bytes: u64,
+}
+
+/// The marker's content: the format and the options the pages were made with.
+fn marker(opts: &SiteOptions) -> String {
+    let mut v = serde_json::to_value(opts).unwrap_or_default();
+    v["format"] = json!(FORMAT);
+    format!("{v}\n")
+}
+
+/// Bumped when the pages change, so a cache's pages made by an older `olm` are remade.
+const FORMAT: u32 = 1;
+
+/// Whether the cache in `cache_dir` holds pages made with `opts` by this format.
+pub fn is_current(cache_dir: &Path, opts: &SiteOptions) -> bool {
+    let path = cache_dir.join(CACHE_SUBDIR).join(UI_DIR).join(MARKER_FILE);
+    std::fs::read_to_string(path).is_ok_and(|m| m == marker(opts))
+}
+
+/// Renders the pages of the cache in `cache_dir` into its `ui/` directory (replaced whole).
+pub fn write_into_cache(cache_dir: &Path, opts: &SiteOptions) -> Result<SiteStats, SiteError> {
+    let dir = cache_dir.join(CACHE_SUBDIR).join(UI_DIR);
+    render(cache_dir, &dir, opts)
+}
+
+/// Renders the pages of the cache in `cache_dir` into `out` (replaced whole; an existing
+/// `out` must be empty or a site written before).
+pub fn write_site(
+    cache_dir: &Path,
+    out: &Path,
+    opts: &SiteOptions,
+) -> Result<SiteStats, SiteError> {
+    if let Ok(mut rd) = std::fs::read_dir(out)
+        && rd.next().is_some()
+        && !out.join(MARKER_FILE).is_file()
+    {
+        return Err(SiteError::NotOurs(out.to_path_buf()));
+    }
+    render(cache_dir, out, opts)
+}
+
+fn render(cache_dir: &Path, out: &Path, opts: &SiteOptions) -> Result<SiteStats, SiteError> {
+    let (store, _) = cache::open_checked(cache_dir, false)?;
+    let blobs = package_blobs(&cache::content_dir(cache_dir));
+    let catalog = CatalogRef {
+        name: opts.catalog_name.clone(),
+        namespace: opts.catalog_namespace.clone(),
+        image: opts.catalog_image.clone(),
+    };
+    replace_dir(out, |tmp: &Path| -> Result<SiteStats, SiteError> {
+        let io = |path: PathBuf| move |source| SiteError::Io { path, source };
+        let pages = tmp.join("packages");
+        std::fs::create_dir_all(&pages).map_err(io(pages.clone()))?;
+        let mut cards = Vec::new();
+        let mut bytes = 0u64;
+        // A slice of packages at a time on all cores: only their pages are held at once.
+        for slice in store.packages().chunks(32) {
+            let rendered = crate::parallel::map(slice, |p| -> Result<_, StoreError> {
+                let blob = blobs.get(&p.name).cloned().unwrap_or_default();
+                let view = view::package_view(&store, p, &blob)?;
+                let html = page::package(
+                    &opts.catalog_name,
+                    &view,
+                    &graph_svg(p),
+                    &snippets::snippets(&view, &catalog),
+                );
+                Ok((card(view), html))
+            });
+            for r in rendered {
+                let (card, html) = r?;
+                let path = pages.join(format!("{}.html", page::page_file(&card.name)));
+                std::fs::write(&path, &html).map_err(io(path.clone()))?;
+                bytes += html.len() as u64;
+                cards.push(card);
+            }
+        }
+        let grid = page::grid(&opts.catalog_name, &cards);
+        let search = search_index(&cards);
+        for (name, text) in [
+            ("index.html", grid),
+            (SEARCH_FILE, search),
+            (MARKER_FILE, marker(opts)),
+        ] {
+            let path = tmp.join(name);
+            std::fs::write(&path, &text).map_err(io(path.clone()))?;
+            bytes += text.len() as u64;
+        }
+        Ok(SiteStats {
+            packages: cards.len(),
+            bytes,
+        })
+    })
+}
+
+/// A view with only what a grid card and the search index need.
+fn card(mut v: PackageView) -> PackageView {
+    v.description = String::new();
+    v.versions = Vec::new();
+    v.crds = Vec::new();
+    v.head_objects = Vec::new();
+    v.related_images = Vec::new();
+    v
+}
+
+/// `search.json`: one entry per package, for clients that search without the grid page.
+fn search_index(cards: &[PackageView]) -> String {
+    let entries: Vec<_> = cards
+        .iter()
+        .map(|v| {
+            json!({
+                "name": v.name,
+                "displayName": v.display_name,
+                "provider": v.provider,
+                "description": v.short_description,
+                "categories": v.categories,
+                "keywords": v.keywords,
+                "capability": v.capability,
+                "version": v.head_version,
+                "defaultChannel": v.default_channel,
+                "page": format!("packages/{}.html", page::page_file(&v.name)),
+            })
+        })
+        .collect();
+    format!("{}\n", serde_json::Value::from(entries))
+}
+
+/// Every package's `olm.package` blob from catalogd's content; none when the cache has no
+/// content (the pages then lack icons and package descriptions, nothing else).
+fn package_blobs(content: &Path) -> std::collections::HashMap<String, PackageBlob> {
+    let mut out = std::collections::HashMap::new();
+    let read = ContentFiles::open(content).and_then(|files| {
+        let spans = files.select(|m| m.schema == "olm.package")?;
+        files.read(&spans)
+    });
+    match read {
+        Ok(body) => {
+            for line in body.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                if let Ok(blob) = serde_json::from_slice::<PackageBlob>(line) {
+                    out.insert(blob.name.clone(), blob);
+                }
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "catalog browser: no package icons or descriptions"),
+    }
+    out
+}
+
+/// The upgrade graph of package `p` as SVG, drawn by `catalog::graph` from the index.
+fn graph_svg(p: &pb::Package) -> String {
+    let mut lines =
+        vec![json!({"schema": "olm.package", "name": p.name, "defaultChannel": p.default_channel})];
+    let bundle_name = |i: u32| {
+        p.bundles
+            .get(i as usize)
+            .and_then(|b| b.base.as_ref())
+            .map(|b| b.csv_name.clone())
+            .unwrap_or_default()
+    };
+    for c in &p.channels {
+        let entries: Vec<_> = c
+            .entries
+            .iter()
+            .map(|e| {
+                let mut entry = json!({"name": bundle_name(e.bundle)});
+                if !e.replaces.is_empty() {
+                    entry["replaces"] = json!(e.replaces);
+                }
+                if !e.skips.is_empty() {
+                    entry["skips"] = json!(e.skips);
+                }
+                if !e.skip_range.is_empty() {
+                    entry["skipRange"] = json!(e.skip_range);
+                }
+                entry
+            })
+            .collect();
+        lines.push(
+            json!({"schema": "olm.channel", "package": p.name, "name": c.name, "entries": entries}),
+        );
+    }
+    let mut deprecations = Vec::new();
+    if let Some(d) = &p.deprecation {
+        deprecations.push(json!({"reference": {"schema": "olm.package"}, "message": d.message}));
+    }
+    for c in &p.channels {
+        if let Some(d) = &c.deprecation {
+            deprecations.push(json!({"reference": {"schema": "olm.channel", "name": c.name}, "message": d.message}));
+        }
+    }
+    for b in p.bundles.iter().filter_map(|b| b.base.as_ref()) {
+        lines.push(json!({
+            "schema": "olm.bundle", "package": p.name, "name": b.csv_name, "image": b.bundle_path,
+            "properties": [{"type": "olm.package", "value": {"packageName": p.name, "version": b.version}}]
+        }));
+        if let Some(d) = &b.deprecation {
+            deprecations.push(json!({"reference": {"schema": "olm.bundle", "name": b.csv_name}, "message": d.message}));
+        }
+    }
+    if !deprecations.is_empty() {
+        lines.push(
+            json!({"schema": "olm.deprecations", "package": p.name, "entries": deprecations}),
+        );
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let drawn = crate::catalog::load::load_bytes(Path::new("graph.json"), text.as_bytes())
+        .map_err(|e| e.to_string())
+        .and_then(|cfg| {
+            let opts = graph::Options {
+                package: Some(p.name.clone()),
+                ..Default::default()
+            };
+            graph::build(&cfg, &opts).map_err(|e| e.to_string())
+        });
+    match drawn {
+        Ok(g) => graph::svg(&g),
+        Err(e) => format!(
+            "<p class=\"note\">{}</p>",
+            page::esc(&format!("no graph: {e}"))
+        ),
+    }
+}

@@ -1,0 +1,175 @@
+//! Copy-ready install snippets for a package, made by the builders `olm deploy generate` and
+//! `olm install` use: OLM v0 (OperatorGroup + Subscription per channel), OLM v1 (Namespace,
+//! installer ServiceAccount, its least-privilege RBAC derived from the head bundle's
+//! manifests, ClusterExtension) and the `olm install` command lines.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::view::PackageView;
+use crate::bundle::load::{BundleDir, Manifest};
+use crate::deploy::objects::{
+    self, Approval, CatalogServing, CatalogSpec, InstallMode, InstallSpec, Targets,
+};
+use crate::deploy::olmv1::objects::{self as v1, CatalogImage, ExtensionSpec, UpgradePolicy};
+use crate::deploy::olmv1::rbac::{RbacTarget, installer_rbac};
+use crate::yaml;
+
+/// Where the snippets say the catalog is.
+#[derive(Debug, Clone)]
+pub struct CatalogRef {
+    /// The CatalogSource / ClusterCatalog name.
+    pub name: String,
+    /// The namespace of the CatalogSource (OLM v0).
+    pub namespace: String,
+    /// The catalog image, when known (`olm catalog site IMAGE`); else a placeholder.
+    pub image: Option<String>,
+}
+
+/// Placeholder for a catalog image the browser cannot know.
+pub const IMAGE_PLACEHOLDER: &str = "CATALOG_IMAGE";
+
+/// The snippets of one package.
+#[derive(Debug, Clone, Default)]
+pub struct Snippets {
+    /// Per channel (default first): its name and OperatorGroup + Subscription.
+    pub v0: Vec<(String, String)>,
+    /// Namespace, ServiceAccount, installer RBAC and ClusterExtension for the default channel.
+    pub v1: String,
+    /// Why the RBAC could not be derived, or what to check by hand.
+    pub v1_notes: Vec<String>,
+    /// `olm install` command lines (OLM v0, then OLM v1).
+    pub cli: Vec<String>,
+}
+
+fn yaml_stream(docs: &[Value]) -> String {
+    yaml::to_yaml_documents(docs).unwrap_or_default()
+}
+
+fn value<T: serde::Serialize>(o: &T) -> Value {
+    serde_json::to_value(o).unwrap_or(Value::Null)
+}
+
+/// The snippets for `view` from catalog `catalog`.
+pub fn snippets(view: &PackageView, catalog: &CatalogRef) -> Snippets {
+    let namespace = view.name.clone();
+    let all_namespaces = view.install_modes.iter().any(|m| m == "AllNamespaces");
+    let mode = match all_namespaces {
+        true => InstallMode::AllNamespaces,
+        false => InstallMode::OwnNamespace,
+    };
+    // Own and All namespaces with no target list always resolve.
+    let Ok(targets) = Targets::resolve(mode, &namespace, &[]) else {
+        return Snippets::default();
+    };
+    let mut channels: Vec<&str> = view.channels.iter().map(|c| c.name.as_str()).collect();
+    channels.sort_by_key(|c| *c != view.default_channel);
+    let image = catalog.image.as_deref().unwrap_or(IMAGE_PLACEHOLDER);
+    let v0 = channels
+        .iter()
+        .map(|channel| {
+            let spec = InstallSpec {
+                package: view.name.clone(),
+                namespace: namespace.clone(),
+                channel: Some(channel.to_string()),
+                starting_csv: None,
+                approval: Approval::Automatic,
+                mode,
+                targets: targets.clone(),
+                catalog: CatalogSpec {
+                    name: catalog.name.clone(),
+                    serving: CatalogServing::Image {
+                        image: image.to_string(),
+                        poll_interval: None,
+                    },
+                    display_name: catalog.name.clone(),
+                    publisher: None,
+                },
+                operator_group_name: view.name.clone(),
+            };
+            let mut sub = objects::subscription(&spec);
+            // The Subscription points at the catalog's own CatalogSource.
+            sub.spec.source_namespace = catalog.namespace.clone();
+            let docs = [
+                value(&objects::namespace(&spec)),
+                value(&objects::operator_group(&spec)),
+                value(&sub),
+            ];
+            (channel.to_string(), yaml_stream(&docs))
+        })
+        .collect();
+    let spec = ExtensionSpec {
+        name: view.name.clone(),
+        package: view.name.clone(),
+        namespace: namespace.clone(),
+        service_account: format!("{}-installer", view.name),
+        channels: vec![view.default_channel.clone()],
+        version: None,
+        upgrade_policy: UpgradePolicy::CatalogProvided,
+        catalog: CatalogImage {
+            name: catalog.name.clone(),
+            image: image.to_string(),
+            poll_interval_minutes: None,
+        },
+    };
+    let mut docs = vec![
+        value(&v1::namespace(&spec)),
+        value(&v1::service_account(&spec)),
+    ];
+    let mut v1_notes = Vec::new();
+    let bundle = BundleDir {
+        root: PathBuf::from(&view.head_bundle),
+        manifests: view
+            .head_objects
+            .iter()
+            .enumerate()
+            .filter_map(|(i, json)| {
+                Some(Manifest {
+                    file: PathBuf::from(format!("manifests/{i}.json")),
+                    object: serde_json::from_str(json).ok()?,
+                })
+            })
+            .collect(),
+        has_manifests_dir: true,
+        ..Default::default()
+    };
+    let target = RbacTarget {
+        extension: spec.name.clone(),
+        namespace: spec.namespace.clone(),
+        service_account: spec.service_account.clone(),
+        watch_namespace: None,
+    };
+    match installer_rbac(&bundle, &target).map(|r| (r.documents(), r.notes)) {
+        Ok((Ok(rbac), notes)) => {
+            docs.extend(rbac);
+            v1_notes.extend(notes);
+        }
+        Ok((Err(e), _)) => v1_notes.push(format!("installer RBAC: {e}")),
+        Err(e) => v1_notes.push(format!(
+            "installer RBAC not derived ({e}): run `olm deploy generate --bundle <dir>` on the bundle"
+        )),
+    }
+    docs.push(value(&v1::cluster_extension(&spec)));
+    let channel = &view.default_channel;
+    let cli = vec![
+        format!(
+            "olm install --catalog {image} --package {} --channel {channel} -n {namespace}{}",
+            view.name,
+            match all_namespaces {
+                true => " --install-mode all",
+                false => "",
+            }
+        ),
+        format!(
+            "olm install --olm-v1 --catalog {image} --package {} --channel {channel} -n {namespace}",
+            view.name
+        ),
+    ];
+    Snippets {
+        v0,
+        v1: yaml_stream(&docs),
+        v1_notes,
+        cli,
+    }
+}

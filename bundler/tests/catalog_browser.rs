@@ -1,0 +1,433 @@
+//! The catalog browser in a real headless Chromium: served by `olm catalog serve --http-port`
+//! on the project's catalog and a real multi-package catalog of the shared data, and written
+//! by `olm catalog site` as static files: the grid, search (`?q=` applied by the page's
+//! script), a package page with its upgrade graph and install snippets (which must parse as
+//! the Kubernetes objects they claim to be), and descriptions that try to run script.
+
+#[path = "support/prerequisite.rs"]
+mod prerequisite;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const OLM: &str = env!("CARGO_BIN_EXE_olm");
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn chromium() -> Option<PathBuf> {
+    let p = PathBuf::from(CHROMIUM);
+    if p.is_file() {
+        return Some(p);
+    }
+    prerequisite::missing("chromium (apt-get install chromium)");
+    None
+}
+
+/// Runs headless Chromium on `url` with `extra` (`--dump-dom`, `--screenshot=...`); stdout.
+fn chrome(bin: &Path, extra: &[&str], url: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,1000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(url)
+        .stderr(Stdio::null())
+        .output()
+        .expect("run chromium");
+    assert!(out.status.success(), "chromium failed on {url}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn dump(bin: &Path, url: &str) -> String {
+    chrome(bin, &["--dump-dom"], url)
+}
+
+/// A screenshot of `url`: a PNG of some substance.
+fn screenshot(bin: &Path, url: &str, dir: &Path, name: &str) {
+    let file = dir.join(name);
+    chrome(bin, &[&format!("--screenshot={}", file.display())], url);
+    let png = std::fs::read(&file).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{url}: {} bytes",
+        png.len()
+    );
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn get(port: u16, path: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text[9..12].parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    (status, body.to_string())
+}
+
+/// `olm catalog serve CATALOG --http-port`, up and answering.
+fn serve(catalog: &Path) -> (Server, u16) {
+    let (port, http) = (free_port(), free_port());
+    let server = Server(
+        Command::new(OLM)
+            .args(["catalog", "serve"])
+            .arg(catalog)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--http-port", &http.to_string(), "--catalog-name", "demo"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while std::net::TcpStream::connect(("127.0.0.1", http)).is_err() {
+        assert!(Instant::now() < deadline, "the HTTP port never came up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (server, http)
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// The text of the `<pre id=ID><code>` snippet of a page.
+fn snippet(page: &str, id: &str) -> String {
+    let start = format!(r#"id="{id}"><code>"#);
+    let at = page
+        .find(&start)
+        .unwrap_or_else(|| panic!("no snippet {id}"))
+        + start.len();
+    let end = page[at..].find("</code>").unwrap() + at;
+    unescape(&page[at..end])
+}
+
+/// Parses a snippet as YAML documents, each a Kubernetes object of the kind it names, read
+/// into its typed form; the kinds, in order.
+fn kinds(yaml: &str) -> Vec<String> {
+    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+    use olm_bundler::deploy::olmv1::types::ClusterExtension;
+    use olm_bundler::deploy::types::{OperatorGroup, Subscription};
+    let docs = olm_bundler::yaml::parse_documents(Path::new("snippet.yaml"), yaml).unwrap();
+    assert!(!docs.is_empty(), "{yaml}");
+    docs.into_iter()
+        .map(|d| {
+            let kind = d["kind"].as_str().unwrap_or_default().to_string();
+            assert!(
+                d["apiVersion"].as_str().is_some_and(|v| !v.is_empty()),
+                "{d}"
+            );
+            assert!(
+                d.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .is_some(),
+                "{d}"
+            );
+            let typed = match kind.as_str() {
+                "Namespace" => serde_json::from_value::<Namespace>(d.clone()).err(),
+                "ServiceAccount" => serde_json::from_value::<ServiceAccount>(d.clone()).err(),
+                "OperatorGroup" => serde_json::from_value::<OperatorGroup>(d.clone()).err(),
+                "Subscription" => serde_json::from_value::<Subscription>(d.clone()).err(),
+                "ClusterExtension" => serde_json::from_value::<ClusterExtension>(d.clone()).err(),
+                "ClusterRole" => serde_json::from_value::<ClusterRole>(d.clone()).err(),
+                "ClusterRoleBinding" => {
+                    serde_json::from_value::<ClusterRoleBinding>(d.clone()).err()
+                }
+                "Role" => serde_json::from_value::<Role>(d.clone()).err(),
+                "RoleBinding" => serde_json::from_value::<RoleBinding>(d.clone()).err(),
+                other => panic!("unexpected kind {other:?} in a snippet"),
+            };
+            assert!(typed.is_none(), "{kind}: {typed:?}\n{d}");
+            kind
+        })
+        .collect()
+}
+
+/// Cards in a dumped grid: (shown, hidden).
+fn cards(dom: &str) -> (usize, usize) {
+    let all = dom.matches(r#"<a class="card""#).count();
+    let hidden = dom
+        .split(r#"<a class="card""#)
+        .skip(1)
+        .filter(|c| c[..c.find('>').unwrap()].contains(" hidden"))
+        .count();
+    (all - hidden, hidden)
+}
+
+fn shared_catalog() -> Option<PathBuf> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = here.join("../../shared/data/catalogs/community-operators-prod/catalogs/v4.20");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    prerequisite::missing("../shared/data/catalogs (a real multi-package catalog)");
+    None
+}
+
+/// Grid, search and a package page of one served catalog; the search term picks
+/// `package` out of the others.
+fn browse(bin: &Path, catalog: &Path, package: &str, term: &str, shots: &Path) {
+    let (_server, port) = serve(catalog);
+    let base = format!("http://127.0.0.1:{port}");
+    let (status, search) = get(port, "/search.json");
+    assert_eq!(status, 200);
+    let index: Vec<Value> = serde_json::from_str(&search).unwrap();
+    let grid = dump(bin, &format!("{base}/"));
+    assert_eq!(cards(&grid), (index.len(), 0), "every package is a card");
+    assert!(grid.contains(&format!(r#"href="packages/{package}.html""#)));
+    assert!(grid.contains(&format!("{} of {} packages", index.len(), index.len())));
+    screenshot(bin, &format!("{base}/"), shots, "grid.png");
+
+    // The page's script applies ?q= on load: only matching cards stay visible.
+    let found = dump(bin, &format!("{base}/?q={term}"));
+    let (shown, hidden) = cards(&found);
+    assert!(
+        shown >= 1 && shown + hidden == index.len(),
+        "{shown} shown, {hidden} hidden"
+    );
+    let card = found
+        .split(r#"<a class="card""#)
+        .find(|c| c.contains(&format!("packages/{package}.html")))
+        .unwrap();
+    assert!(
+        !card[..card.find('>').unwrap()].contains(" hidden"),
+        "{package} is shown"
+    );
+    if index.len() > 1 {
+        assert!(
+            hidden >= 1,
+            "a search hides something in a catalog of {}",
+            index.len()
+        );
+    }
+    let none = dump(bin, &format!("{base}/?q=no-such-operator-anywhere"));
+    assert_eq!(cards(&none), (0, index.len()));
+
+    let url = format!("{base}/packages/{package}.html");
+    let page = dump(bin, &url);
+    assert!(page.contains("<svg"), "the upgrade graph is on the page");
+    assert!(
+        page.contains(r#"class="copy""#),
+        "copy buttons were added by the script"
+    );
+    screenshot(bin, &url, shots, "package.png");
+    let (status, raw) = get(port, &format!("/packages/{package}.html"));
+    assert_eq!(status, 200);
+    let v0 = kinds(&snippet(&raw, "v0-0"));
+    assert_eq!(v0, ["Namespace", "OperatorGroup", "Subscription"]);
+    let v1 = kinds(&snippet(&raw, "v1"));
+    assert_eq!(v1.first().map(String::as_str), Some("Namespace"));
+    assert_eq!(v1.last().map(String::as_str), Some("ClusterExtension"));
+    assert!(
+        v1.iter().any(|k| k == "ClusterRole"),
+        "installer RBAC: {v1:?}"
+    );
+    assert!(snippet(&raw, "cli").contains(&format!(
+        "olm install --olm-v1 --catalog CATALOG_IMAGE --package {package}"
+    )));
+    // Subscription names the package and the catalog the server was named.
+    let sub = olm_bundler::yaml::parse_documents(Path::new("s"), &snippet(&raw, "v0-0")).unwrap();
+    assert_eq!(
+        sub[2].pointer("/spec/name").and_then(Value::as_str),
+        Some(package)
+    );
+    assert_eq!(
+        sub[2].pointer("/spec/source").and_then(Value::as_str),
+        Some("demo")
+    );
+    let (status, _) = get(port, "/packages/../site.json");
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn browses_the_projects_catalog_in_chromium() {
+    let Some(bin) = chromium() else { return };
+    let shots = tempfile::tempdir().unwrap();
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+    browse(
+        &bin,
+        &catalog,
+        "reverse-words-operator",
+        "reverse",
+        shots.path(),
+    );
+}
+
+#[test]
+fn browses_a_real_multi_package_catalog_in_chromium() {
+    let Some(bin) = chromium() else { return };
+    let Some(catalog) = shared_catalog() else {
+        return;
+    };
+    let shots = tempfile::tempdir().unwrap();
+    browse(&bin, &catalog, "kube-green", "green", shots.path());
+}
+
+const XSS_CATALOG: &str = r#"{"schema":"olm.package","name":"xss","defaultChannel":"stable","description":"pkg <script>document.title='pwned-pkg'</script>"}
+{"schema":"olm.channel","package":"xss","name":"stable","entries":[{"name":"xss.v1.0.0"}]}
+{"schema":"olm.bundle","package":"xss","name":"xss.v1.0.0","image":"example.com/xss-bundle:v1.0.0","properties":[{"type":"olm.package","value":{"packageName":"xss","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"XSS <b>bold</b>","description":"Hello <script>document.title='pwned'</script> [click](javascript:document.title='pwned2') [also](<java\tscript:document.title='pwned4'>) <img src=x onerror=\"document.title='pwned3'\">","annotations":{"description":"short <script>document.title='pwned5'</script>","categories":"Security"}}}]}
+"#;
+
+/// `olm catalog site` writes pages that work from disk; a description's `<script>`,
+/// `javascript:` links and event handlers show as text and never run.
+#[test]
+fn static_site_shows_hostile_descriptions_as_text() {
+    let Some(bin) = chromium() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = tmp.path().join("xss");
+    std::fs::create_dir(&catalog).unwrap();
+    std::fs::write(catalog.join("catalog.json"), XSS_CATALOG).unwrap();
+    let out = tmp.path().join("site");
+    let st = Command::new(OLM)
+        .args(["catalog", "site"])
+        .arg(&catalog)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let page = dump(
+        &bin,
+        &format!("file://{}", out.join("packages/xss.html").display()),
+    );
+    // No script of the catalog ran (each would have changed the title) and no element with a
+    // handler was made.
+    assert!(!page.contains("<title>pwned"), "{page}");
+    assert!(!page.contains("<img src=\"x\""), "{page}");
+    // The texts are there, as text (the dump re-escapes it).
+    assert!(
+        page.contains("Hello &lt;script&gt;document.title="),
+        "{page}"
+    );
+    assert!(page.contains("&lt;img src=x onerror="), "{page}");
+    assert!(!page.to_ascii_lowercase().contains("javascript:"), "{page}");
+    assert!(
+        page.contains("<title>XSS &lt;b&gt;bold&lt;/b&gt; - xss</title>"),
+        "{page}"
+    );
+    // Exactly our one script element.
+    assert_eq!(page.matches("<script").count(), 1, "{page}");
+    let grid = dump(
+        &bin,
+        &format!("file://{}?q=xss", out.join("index.html").display()),
+    );
+    assert_eq!(cards(&grid), (1, 0));
+    assert!(grid.contains("short &lt;script&gt;"), "{grid}");
+    assert!(!grid.contains("pwned5</script>"));
+    // A second run replaces the site with the same bytes; a directory that is not a site is
+    // refused.
+    let read_all = |dir: &Path| {
+        [
+            "index.html",
+            "search.json",
+            "site.json",
+            "packages/xss.html",
+        ]
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+    };
+    let first = read_all(&out);
+    let again = Command::new(OLM)
+        .args(["catalog", "site"])
+        .arg(&catalog)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(again.success());
+    assert!(
+        first == read_all(&out),
+        "the same catalog gives the same site"
+    );
+    let foreign = tmp.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("keep.txt"), "mine").unwrap();
+    let refused = Command::new(OLM)
+        .args(["catalog", "site"])
+        .arg(&catalog)
+        .arg("-o")
+        .arg(&foreign)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a site written by olm"));
+    assert!(foreign.join("keep.txt").is_file());
+}
+
+/// `olm catalog site IMAGE` pulls the catalog image (an OCI layout here) and writes its pages;
+/// the install command lines name the image.
+#[test]
+fn static_site_of_a_catalog_image() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+    let layout = format!("oci:{}:v1", tmp.path().join("layout").display());
+    let built = Command::new(OLM)
+        .args(["catalog", "build"])
+        .arg(&catalog)
+        .args(["-t", &layout, "--no-ca-certs"])
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = tmp.path().join("site");
+    let st = Command::new(OLM)
+        .args(["catalog", "site", &layout, "-o"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let page = std::fs::read_to_string(out.join("packages/reverse-words-operator.html")).unwrap();
+    assert!(
+        snippet(&page, "cli").contains(&format!(
+            "olm install --catalog {layout} --package reverse-words-operator"
+        )),
+        "{}",
+        snippet(&page, "cli")
+    );
+    // Named after the image's repository: the layout directory.
+    assert!(snippet(&page, "v0-0").contains("source: layout"));
+}
