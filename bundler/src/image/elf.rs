@@ -362,6 +362,101 @@ fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
     Ok(info)
 }
 
+const SHT_NOBITS: u32 = 8;
+const SHN_XINDEX: u64 = 0xffff;
+
+/// The bytes of the section called `name` (cargo-auditable's `.dep-v0`, say), or `None` when
+/// the file has none. Sections are not loaded at run time, so only the section headers name
+/// them; a section larger than `max` bytes is refused as malformed.
+pub fn section(
+    data: &[u8],
+    path: &Path,
+    name: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, ElfError> {
+    let bytes = Bytes(data);
+    if data.len() < 52 || &data[..4] != b"\x7fELF" {
+        return Err(ElfError::NotElf {
+            path: path.to_path_buf(),
+        });
+    }
+    let is_64 = data[4] == 2;
+    let r = Reader {
+        data: &bytes,
+        le: data[5] != 2,
+        path,
+    };
+    let (shoff, shentsize, shnum, shstrndx) = if is_64 {
+        (r.u64(40)?, r.u16(58)?, r.u16(60)?, r.u16(62)?)
+    } else {
+        (u64::from(r.u32(32)?), r.u16(46)?, r.u16(48)?, r.u16(50)?)
+    };
+    if shoff == 0 {
+        return Ok(None);
+    }
+    let min_ent = if is_64 { 64 } else { 40 };
+    if u64::from(shentsize) < min_ent {
+        return Err(r.bad(format!("section header entry size {shentsize}")));
+    }
+    let header = |i: u64| -> Result<(u32, u32, u64, u64, u64), ElfError> {
+        let base = shoff
+            .checked_add(i * u64::from(shentsize))
+            .ok_or_else(|| r.bad("section header offset overflow"))?;
+        Ok(if is_64 {
+            (
+                r.u32(base)?,
+                r.u32(base + 4)?,
+                r.u64(base + 24)?,
+                r.u64(base + 32)?,
+                u64::from(r.u32(base + 40)?),
+            )
+        } else {
+            (
+                r.u32(base)?,
+                r.u32(base + 4)?,
+                u64::from(r.u32(base + 16)?),
+                u64::from(r.u32(base + 20)?),
+                u64::from(r.u32(base + 24)?),
+            )
+        })
+    };
+    // More than 0xff00 sections: the real count and string-table index are in section 0.
+    let first = header(0)?;
+    let count = if shnum == 0 {
+        first.3
+    } else {
+        u64::from(shnum)
+    };
+    let strndx = if u64::from(shstrndx) == SHN_XINDEX {
+        first.4
+    } else {
+        u64::from(shstrndx)
+    };
+    if count > data.len() as u64 / u64::from(shentsize) || strndx >= count {
+        return Err(r.bad(format!("{count} sections, names in section {strndx}")));
+    }
+    let (_, _, names_off, names_size, _) = header(strndx)?;
+    let names_end = names_off.saturating_add(names_size);
+    for i in 0..count {
+        let (name_at, kind, offset, size, _) = header(i)?;
+        if r.cstr(names_off.saturating_add(u64::from(name_at)), names_end)? != name {
+            continue;
+        }
+        if kind == SHT_NOBITS {
+            return Ok(Some(Vec::new()));
+        }
+        if size > max {
+            return Err(r.bad(format!("section {name} is {size} bytes (at most {max})")));
+        }
+        let end = offset
+            .checked_add(size)
+            .filter(|&e| e <= data.len() as u64)
+            .ok_or_else(|| r.bad(format!("section {name} beyond end of file")))?;
+        return Ok(Some(data[offset as usize..end as usize].to_vec()));
+    }
+    Ok(None)
+}
+
 /// Reads and parses one file's headers (reading only the parts they point at).
 pub fn read(path: &Path) -> Result<ElfInfo, ElfError> {
     let file = std::fs::File::open(path).map_err(|source| ElfError::Read {
