@@ -661,7 +661,7 @@ pub fn closure(binary: &Path, sysroot: &Path, extra_dirs: &[String]) -> Result<C
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -699,6 +699,76 @@ mod tests {
         let interp = c.interpreter.clone().unwrap();
         assert!(c.files.contains_key(&interp));
         assert!(c.files.keys().any(|k| k.ends_with("/libc.so.6")), "{c:?}");
+    }
+
+    /// A minimal little-endian ELF64 file with the given sections (and a section-name table).
+    pub(crate) fn tiny_elf(sections: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut names = vec![0u8];
+        let mut data = Vec::new();
+        let mut headers: Vec<(u32, u32, u64, u64)> = vec![(0, 0, 0, 0)];
+        for (name, bytes) in sections {
+            headers.push((
+                names.len() as u32,
+                1,
+                64 + data.len() as u64,
+                bytes.len() as u64,
+            ));
+            names.extend_from_slice(name.as_bytes());
+            names.push(0);
+            data.extend_from_slice(bytes);
+        }
+        let strtab_name = names.len() as u32;
+        names.extend_from_slice(b".shstrtab\0");
+        headers.push((strtab_name, 3, 64 + data.len() as u64, names.len() as u64));
+        data.extend_from_slice(&names);
+        let shoff = 64 + data.len() as u64;
+        let mut out = vec![0u8; 64];
+        out[..7].copy_from_slice(b"\x7fELF\x02\x01\x01");
+        out[16..18].copy_from_slice(&2u16.to_le_bytes());
+        out[18..20].copy_from_slice(&62u16.to_le_bytes());
+        out[40..48].copy_from_slice(&shoff.to_le_bytes());
+        out[58..60].copy_from_slice(&64u16.to_le_bytes());
+        out[60..62].copy_from_slice(&(headers.len() as u16).to_le_bytes());
+        out[62..64].copy_from_slice(&((headers.len() - 1) as u16).to_le_bytes());
+        out.extend_from_slice(&data);
+        for (name, kind, offset, size) in headers {
+            let mut h = [0u8; 64];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[4..8].copy_from_slice(&kind.to_le_bytes());
+            h[24..32].copy_from_slice(&offset.to_le_bytes());
+            h[32..40].copy_from_slice(&size.to_le_bytes());
+            out.extend_from_slice(&h);
+        }
+        out
+    }
+
+    #[test]
+    fn sections_are_found_by_name_and_bounded() {
+        let p = Path::new("/bin/x");
+        let elf = tiny_elf(&[(".text", b"code"), (".dep-v0", b"payload")]);
+        assert_eq!(
+            section(&elf, p, ".dep-v0", 100).unwrap().as_deref(),
+            Some(&b"payload"[..])
+        );
+        assert_eq!(section(&elf, p, ".nope", 100).unwrap(), None);
+        let e = section(&elf, p, ".dep-v0", 3).unwrap_err().to_string();
+        assert!(
+            e.starts_with("/bin/x: malformed ELF: section .dep-v0 is 7 bytes"),
+            "{e}"
+        );
+        assert!(matches!(
+            section(b"text", p, ".x", 9),
+            Err(ElfError::NotElf { .. })
+        ));
+        // Every truncation is an error or an answer, never a panic.
+        for len in 0..elf.len() {
+            let _ = section(&elf[..len], p, ".dep-v0", 100);
+        }
+        // A section that points past the end of the file.
+        let mut bad = elf.clone();
+        let shoff = u64::from_le_bytes(bad[40..48].try_into().unwrap()) as usize;
+        bad[shoff + 2 * 64 + 24..shoff + 2 * 64 + 32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(section(&bad, p, ".dep-v0", 100).is_err());
     }
 
     #[test]

@@ -422,3 +422,124 @@ fn read_file(r: &mut impl Read, path: &str, size: u64) -> Result<ScannedFile, Re
         crates,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::image::layer::{LayerBuilder, Owner};
+    use crate::image::model::ImageBuilder;
+
+    fn sample_image() -> Image {
+        let sample = auditable::tests::SAMPLE.as_bytes();
+        let elf =
+            elf::tests::tiny_elf(&[(auditable::SECTION, &auditable::tests::compress(sample))]);
+        let mut base = LayerBuilder::new(0);
+        base.file("etc/passwd", &b"root"[..], 0o644, Owner::Root)
+            .unwrap();
+        base.file("gone/a", &b"a"[..], 0o644, Owner::Root).unwrap();
+        base.file("opaque/b", &b"b"[..], 0o644, Owner::Root)
+            .unwrap();
+        let mut app = LayerBuilder::new(0);
+        app.file("usr/local/bin/demo", elf, 0o755, Owner::Root)
+            .unwrap();
+        app.file("etc/passwd", &b"root2"[..], 0o644, Owner::Root)
+            .unwrap();
+        app.file(".wh.gone", &b""[..], 0o644, Owner::Root).unwrap();
+        app.file("opaque/.wh..wh..opq", &b""[..], 0o644, Owner::Root)
+            .unwrap();
+        app.symlink("bin/demo", "/usr/local/bin/demo").unwrap();
+        ImageBuilder::new("linux", "amd64", 86_400)
+            .layer(base.finish().unwrap(), "base")
+            .layer(app.finish().unwrap(), "app")
+            .build()
+    }
+
+    fn opts() -> SbomOptions {
+        SbomOptions {
+            name: "registry.example/org/demo".into(),
+            // No dpkg database there: no Debian packages.
+            sysroot: PathBuf::from("/nonexistent-sysroot"),
+        }
+    }
+
+    #[test]
+    fn the_final_filesystem_is_listed_with_both_checksums() {
+        let image = sample_image();
+        let files = scan(&image).unwrap();
+        let paths: Vec<&str> = files.keys().map(String::as_str).collect();
+        assert_eq!(paths, ["/etc/passwd", "/usr/local/bin/demo"]);
+        let passwd = &files["/etc/passwd"];
+        assert_eq!(passwd.sha256, hex::encode(Sha256::digest(b"root2")));
+        assert_eq!(passwd.sha1, hex::encode(Sha1::digest(b"root2")));
+        assert!(!passwd.elf);
+        let demo = &files["/usr/local/bin/demo"];
+        assert!(demo.elf);
+        assert_eq!(demo.crates.len(), 3);
+    }
+
+    #[test]
+    fn the_document_is_spdx_and_deterministic() {
+        let image: Artifact = sample_image().into();
+        let opts = opts();
+        let bytes = spdx_json(&image, &opts).unwrap();
+        assert_eq!(
+            bytes,
+            spdx_json(&image, &opts).unwrap(),
+            "same image, same bytes"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["spdxVersion"], "SPDX-2.3");
+        assert_eq!(v["dataLicense"], "CC0-1.0");
+        assert_eq!(v["creationInfo"]["created"], "1970-01-02T00:00:00Z");
+        let hex = digest_hex_of(&image);
+        assert_eq!(
+            v["documentNamespace"],
+            format!("https://spdx.org/spdxdocs/olm/image/registry.example/org/demo-{hex}")
+        );
+        let purls: Vec<&str> = v["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["externalRefs"].as_array().unwrap())
+            .map(|r| r["referenceLocator"].as_str().unwrap())
+            .collect();
+        // The image, then the runtime crates (the build-only `cc` is not in the binary).
+        assert!(purls[0].starts_with("pkg:oci/demo@sha256%3A"), "{purls:?}");
+        assert!(purls.contains(&"pkg:cargo/adler@0.2.3"), "{purls:?}");
+        assert!(purls.contains(&"pkg:cargo/demo@0.1.0"), "{purls:?}");
+        assert!(!purls.iter().any(|p| p.contains("/cc@")), "{purls:?}");
+        let rels = v["relationships"].as_array().unwrap();
+        assert_eq!(rels[0]["relationshipType"], "DESCRIBES");
+        assert!(rels.iter().any(|r| r["relationshipType"] == "DEPENDS_ON"));
+        assert_eq!(v["files"].as_array().unwrap().len(), 2);
+    }
+
+    fn digest_hex_of(a: &Artifact) -> String {
+        crate::image::digest_hex(a.digest()).unwrap().to_string()
+    }
+
+    #[test]
+    fn a_bad_dep_section_names_the_file() {
+        let elf = elf::tests::tiny_elf(&[(auditable::SECTION, b"not zlib")]);
+        let mut app = LayerBuilder::new(0);
+        app.file("usr/local/bin/bad", elf, 0o755, Owner::Root)
+            .unwrap();
+        let image: Artifact = ImageBuilder::new("linux", "amd64", 0)
+            .layer(app.finish().unwrap(), "app")
+            .build()
+            .into();
+        let e = spdx_json(&image, &opts()).unwrap_err().to_string();
+        assert!(
+            e.contains("/usr/local/bin/bad: section .dep-v0: not a zlib"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn supplier_from_maintainer() {
+        assert_eq!(
+            supplier("GNU Libc Maintainers <debian-glibc@lists.debian.org>"),
+            "Person: GNU Libc Maintainers (debian-glibc@lists.debian.org)"
+        );
+    }
+}
