@@ -150,6 +150,7 @@ pub fn document(artifact: &Artifact, opts: &SbomOptions) -> Result<Document, Sbo
             }
         })
         .collect();
+    b.verify_packages();
     let mut relationships: Vec<Relationship> = b.relations.into_iter().collect();
     // The document's DESCRIBES first, the rest in sorted order.
     relationships.sort_by_key(|r| (r.relationship_type != "DESCRIBES", r.clone()));
@@ -188,10 +189,36 @@ struct Builder {
 }
 
 impl Builder {
+    /// Marks every package that CONTAINS files as analysed, with its verification code.
+    fn verify_packages(&mut self) {
+        let mut sha1s: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for r in &self.relations {
+            if r.relationship_type != "CONTAINS" {
+                continue;
+            }
+            if let Some(f) = self.files.get(&r.related_spdx_element) {
+                sha1s
+                    .entry(r.spdx_element_id.as_str())
+                    .or_default()
+                    .push(f.checksums[0].checksum_value.as_str());
+            }
+        }
+        for p in self.roots.iter_mut().chain(self.packages.values_mut()) {
+            if let Some(sums) = sha1s.get(p.spdx_id.as_str()) {
+                p.files_analyzed = true;
+                p.package_verification_code =
+                    Some(spdx::VerificationCode::of(sums.iter().copied()));
+            }
+        }
+    }
+}
+
+impl Builder {
     fn file(&mut self, image_digest: &str, path: &str, f: &ScannedFile) -> String {
         let id = spdx::id("File", path, &format!("{image_digest}{path}"));
         self.files.entry(id.clone()).or_insert_with(|| spdx::File {
-            file_name: path.to_string(),
+            // SPDX wants a relative name: `./usr/lib/...`.
+            file_name: format!(".{path}"),
             spdx_id: id.clone(),
             checksums: vec![
                 Checksum {

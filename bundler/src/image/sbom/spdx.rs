@@ -44,9 +44,12 @@ pub struct Package {
     pub version_info: Option<String>,
     pub supplier: String,
     pub download_location: &'static str,
-    /// Always false: the files are listed in the document and tied by relationships, so no
-    /// package verification code is needed.
+    /// True for a package that CONTAINS files of the document (the image, a Debian
+    /// package), which then carries their verification code; false for one known only from
+    /// metadata (a crate).
     pub files_analyzed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package_verification_code: Option<VerificationCode>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_info: Option<String>,
     pub license_concluded: &'static str,
@@ -56,6 +59,25 @@ pub struct Package {
     pub external_refs: Vec<ExternalRef>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub primary_package_purpose: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerificationCode {
+    pub package_verification_code_value: String,
+}
+
+impl VerificationCode {
+    /// SPDX's package verification code: the SHA1 of the package's files' SHA1 hex values,
+    /// sorted and concatenated.
+    pub fn of<'a>(file_sha1s: impl IntoIterator<Item = &'a str>) -> Self {
+        use sha1::Digest as _;
+        let mut sums: Vec<&str> = file_sha1s.into_iter().collect();
+        sums.sort_unstable();
+        VerificationCode {
+            package_verification_code_value: hex::encode(sha1::Sha1::digest(sums.concat())),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -122,6 +144,7 @@ impl Package {
             supplier: NOASSERTION.to_string(),
             download_location: NOASSERTION,
             files_analyzed: false,
+            package_verification_code: None,
             source_info: None,
             license_concluded: NOASSERTION,
             license_declared: NOASSERTION,
@@ -191,6 +214,20 @@ mod tests {
         );
         assert_ne!(a, id("File", "/usr/lib/libc.so.6", "y/usr/lib/libc.so.6"));
         assert_eq!(purl_escape("1:2.3+b1 x"), "1%3A2.3%2Bb1%20x");
+    }
+
+    #[test]
+    fn verification_code_sorts_then_hashes() {
+        // sha1("ab") with the inputs in either order.
+        let want = "da23614e02469a0d7c7bd1bdab5c9c474b1904dc";
+        assert_eq!(
+            VerificationCode::of(["b", "a"]).package_verification_code_value,
+            want
+        );
+        assert_eq!(
+            VerificationCode::of(["a", "b"]).package_verification_code_value,
+            want
+        );
     }
 
     #[test]
