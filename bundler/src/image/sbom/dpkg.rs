@@ -120,14 +120,15 @@ pub fn owners(
     let Some(status) = read_bounded(&root.join(STATUS))? else {
         return Ok(BTreeMap::new());
     };
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     // Every spelling we look for → the path asked about.
     let mut wanted: BTreeMap<String, String> = BTreeMap::new();
     for p in paths {
         let mut names = aliases(p);
-        if let Ok(real) = std::fs::canonicalize(root.join(p.trim_start_matches('/'))) {
-            if let Ok(rel) = real.strip_prefix(root) {
-                names.extend(aliases(&format!("/{}", rel.display())));
-            }
+        if let Ok(real) = std::fs::canonicalize(root.join(p.trim_start_matches('/')))
+            && let Ok(rel) = real.strip_prefix(&real_root)
+        {
+            names.extend(aliases(&format!("/{}", rel.display())));
         }
         for n in names {
             wanted.entry(n).or_insert_with(|| p.clone());

@@ -112,14 +112,14 @@ pub fn document(artifact: &Artifact, opts: &SbomOptions) -> Result<Document, Sbo
             let file_id = b.file(&image.digest, path, file);
             b.relations
                 .insert(Relationship::new(&image_id, "CONTAINS", &file_id));
-            if let Some(deb) = owners.get(path) {
-                if same_content(&opts.sysroot, path, &file.sha256) {
-                    let deb_id = b.deb(deb, &distro);
-                    b.relations
-                        .insert(Relationship::new(&image_id, "CONTAINS", &deb_id));
-                    b.relations
-                        .insert(Relationship::new(&deb_id, "CONTAINS", &file_id));
-                }
+            if let Some(deb) = owners.get(path)
+                && same_content(&opts.sysroot, path, &file.sha256)
+            {
+                let deb_id = b.deb(deb, &distro);
+                b.relations
+                    .insert(Relationship::new(&image_id, "CONTAINS", &deb_id));
+                b.relations
+                    .insert(Relationship::new(&deb_id, "CONTAINS", &file_id));
             }
             let ids: Vec<Option<String>> = file
                 .crates
