@@ -374,16 +374,42 @@ pub fn section(
     name: &str,
     max: u64,
 ) -> Result<Option<Vec<u8>>, ElfError> {
-    let bytes = Bytes(data);
-    if data.len() < 52 || &data[..4] != b"\x7fELF" {
+    section_at(&Bytes(data), path, name, max)
+}
+
+/// [`section`] of a file, reading only the headers, the names and the section itself.
+pub fn file_section(
+    file: &std::fs::File,
+    path: &Path,
+    name: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, ElfError> {
+    section_at(file, path, name, max)
+}
+
+fn section_at(
+    data: &dyn At,
+    path: &Path,
+    name: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, ElfError> {
+    let mut ident = [0u8; 6];
+    let n = data
+        .read_at(0, &mut ident)
+        .map_err(|source| ElfError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let file_size = data.size();
+    if file_size < 52 || n < 6 || &ident[..4] != b"\x7fELF" {
         return Err(ElfError::NotElf {
             path: path.to_path_buf(),
         });
     }
-    let is_64 = data[4] == 2;
+    let is_64 = ident[4] == 2;
     let r = Reader {
-        data: &bytes,
-        le: data[5] != 2,
+        data,
+        le: ident[5] != 2,
         path,
     };
     let (shoff, shentsize, shnum, shstrndx) = if is_64 {
@@ -432,7 +458,7 @@ pub fn section(
     } else {
         u64::from(shstrndx)
     };
-    if count > data.len() as u64 / u64::from(shentsize) || strndx >= count {
+    if count > file_size / u64::from(shentsize) || strndx >= count {
         return Err(r.bad(format!("{count} sections, names in section {strndx}")));
     }
     let (_, _, names_off, names_size, _) = header(strndx)?;
@@ -448,11 +474,15 @@ pub fn section(
         if size > max {
             return Err(r.bad(format!("section {name} is {size} bytes (at most {max})")));
         }
-        let end = offset
-            .checked_add(size)
-            .filter(|&e| e <= data.len() as u64)
-            .ok_or_else(|| r.bad(format!("section {name} beyond end of file")))?;
-        return Ok(Some(data[offset as usize..end as usize].to_vec()));
+        if offset.checked_add(size).is_none_or(|end| end > file_size) {
+            return Err(r.bad(format!("section {name} beyond end of file")));
+        }
+        let mut out = vec![0u8; size as usize];
+        let got = data.read_at(offset, &mut out).map_err(|e| r.io(e))?;
+        if got as u64 != size {
+            return Err(r.bad(format!("section {name} beyond end of file")));
+        }
+        return Ok(Some(out));
     }
     Ok(None)
 }

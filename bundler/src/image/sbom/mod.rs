@@ -29,10 +29,6 @@ use auditable::{AuditableError, Crate, Kind};
 use dpkg::{DebPackage, DpkgError};
 use spdx::{Checksum, Document, ExternalRef, Package, Relationship};
 
-/// ELF files up to this size are read whole to look for `.dep-v0` (its section headers sit at
-/// the end of the file); larger ones are listed and hashed only.
-const MAX_ELF: u64 = 512 << 20;
-
 /// What the document says about where the image came from.
 #[derive(Debug, Clone)]
 pub struct SbomOptions {
@@ -369,8 +365,7 @@ fn scan(image: &Image) -> Result<BTreeMap<String, ScannedFile>, SbomError> {
             if !entry.header().entry_type().is_file() {
                 continue;
             }
-            let size = entry.header().size().map_err(lerr)?;
-            let file = read_file(&mut entry, &path, size).map_err(|e| match e {
+            let file = read_file(&mut entry, &path).map_err(|e| match e {
                 ReadError::Io(source) => lerr(source),
                 ReadError::Sbom(e) => e,
             })?;
@@ -398,11 +393,13 @@ enum ReadError {
     Sbom(SbomError),
 }
 
-/// Hashes one file's bytes as they stream by, keeping an ELF file's bytes to read its
-/// sections afterwards.
-fn read_file(r: &mut impl Read, path: &str, size: u64) -> Result<ScannedFile, ReadError> {
+/// Hashes one file's bytes as they stream by; an ELF file is also spooled to an anonymous
+/// temporary file, whose section headers are then read in place (memory stays a few chunks,
+/// whatever the binary's size).
+fn read_file(r: &mut impl Read, path: &str) -> Result<ScannedFile, ReadError> {
+    use std::io::Write as _;
     let (mut s1, mut s256) = (Sha1::new(), Sha256::new());
-    let mut kept: Option<Vec<u8>> = None;
+    let mut spool: Option<std::io::BufWriter<std::fs::File>> = None;
     let mut first = true;
     let mut buf = vec![0u8; super::blob::CHUNK];
     loop {
@@ -414,26 +411,24 @@ fn read_file(r: &mut impl Read, path: &str, size: u64) -> Result<ScannedFile, Re
         if first {
             first = false;
             if piece.starts_with(b"\x7fELF") {
-                kept = Some(Vec::with_capacity(size.min(MAX_ELF) as usize));
+                let file = tempfile::tempfile().map_err(ReadError::Io)?;
+                spool = Some(std::io::BufWriter::with_capacity(super::blob::CHUNK, file));
             }
         }
-        if let Some(k) = &mut kept {
-            if (k.len() + n) as u64 <= MAX_ELF {
-                k.extend_from_slice(piece);
-            } else {
-                tracing::warn!("{path}: larger than {MAX_ELF} bytes; its crates are not listed");
-                kept = None;
-            }
+        if let Some(w) = &mut spool {
+            w.write_all(piece).map_err(ReadError::Io)?;
         }
         s1.update(piece);
         s256.update(piece);
     }
-    let elf = kept.is_some();
+    let elf = spool.is_some();
     let mut crates = Vec::new();
-    if let Some(bytes) = kept {
+    if let Some(w) = spool {
+        let file = w.into_inner().map_err(|e| ReadError::Io(e.into_error()))?;
         let p = Path::new(path);
+        let max = auditable::MAX_SECTION;
         // A file that only starts like ELF is listed and hashed, like any other file.
-        let section = match elf::section(&bytes, p, auditable::SECTION, auditable::MAX_SECTION) {
+        let section = match elf::file_section(&file, p, auditable::SECTION, max) {
             Ok(s) => s,
             Err(ElfError::NotElf { .. }) => None,
             Err(e) => return Err(ReadError::Sbom(e.into())),
