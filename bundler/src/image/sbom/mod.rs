@@ -558,6 +558,43 @@ mod tests {
     }
 
     #[test]
+    fn an_index_has_one_package_per_platform_image() {
+        use crate::image::model::ImageIndex;
+        let image = |arch: &str| {
+            let mut l = LayerBuilder::new(0);
+            l.file("bin/app", arch.as_bytes().to_vec(), 0o755, Owner::Root)
+                .unwrap();
+            ImageBuilder::new("linux", arch, 0)
+                .layer(l.finish().unwrap(), "app")
+                .build()
+        };
+        let index = Artifact::Index(ImageIndex::of(vec![image("amd64"), image("arm64")]).unwrap());
+        let doc = document(&index, &opts()).unwrap();
+        assert_eq!(doc.packages.len(), 3, "the index and two images");
+        assert!(doc.packages[0].version_info.as_deref() == Some(index.digest()));
+        let purls: Vec<&str> = doc.packages[1..]
+            .iter()
+            .map(|p| p.external_refs[0].reference_locator.as_str())
+            .collect();
+        assert!(
+            purls[0].contains("arch=") && purls[1].contains("arch="),
+            "{purls:?}"
+        );
+        // The same path in two images: two files, two ids.
+        assert_eq!(doc.files.len(), 2);
+        assert_ne!(doc.files[0].spdx_id, doc.files[1].spdx_id);
+        let contains = |from: &str| {
+            doc.relationships
+                .iter()
+                .filter(|r| r.spdx_element_id == from && r.relationship_type == "CONTAINS")
+                .count()
+        };
+        assert_eq!(contains(&doc.packages[0].spdx_id), 2);
+        assert_eq!(contains(&doc.packages[1].spdx_id), 1);
+        assert!(doc.packages[1].files_analyzed && !doc.packages[0].files_analyzed);
+    }
+
+    #[test]
     fn supplier_from_maintainer() {
         assert_eq!(
             supplier("GNU Libc Maintainers <debian-glibc@lists.debian.org>"),
