@@ -6,8 +6,9 @@
 # rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client,
 # headless chromium to open the catalog browser's pages, GNU time for the memory bounds of image
 # moves, containerd to pull through generated mirror configuration, mold as a linker without
-# the hot-text script's
-# INSERT BEFORE; and Debian's static busybox for arm64 and s390x, unpacked under
+# the hot-text script's INSERT BEFORE, binutils' objcopy to put a cargo-auditable section into
+# a test binary, python3-venv for spdx-tools (an independent SPDX validator, pip-installed into
+# target/spdx-venv); and Debian's static busybox for arm64 and s390x, unpacked under
 # target/foreign-elf, real foreign binaries for the multi-platform image tests), then:
 # formatting, clippy, the generated-artifact checks (bundle/, catalog/, deploy/ are up to date),
 # and `cargo test` for the whole workspace. Cluster tests run only when E2E_KUBECONFIG is set.
@@ -28,6 +29,9 @@ command -v /usr/bin/time >/dev/null 2>&1 || need+=(time)
 command -v containerd >/dev/null 2>&1 && command -v ctr >/dev/null 2>&1 || need+=(containerd)
 # A linker that refuses bundler/link/hot-text.ld (tests/hot_text.rs builds with it).
 command -v mold >/dev/null 2>&1 || command -v ld.gold >/dev/null 2>&1 || need+=(mold)
+command -v objcopy >/dev/null 2>&1 || need+=(binutils)
+command -v pyspdxtools >/dev/null 2>&1 || [ -x target/spdx-venv/bin/pyspdxtools ] ||
+  python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 foreign=()
 for arch in arm64 s390x; do
   [ -x "target/foreign-elf/$arch/bin/busybox" ] || foreign+=("$arch")
@@ -58,6 +62,12 @@ if [ ${#need[@]} -gt 0 ] || [ ${#foreign[@]} -gt 0 ]; then
     done
     rm -rf "$debs"
   fi
+fi
+
+if ! command -v pyspdxtools >/dev/null 2>&1 && [ ! -x target/spdx-venv/bin/pyspdxtools ]; then
+  echo "==> installing spdx-tools (SPDX validator) into target/spdx-venv"
+  python3 -m venv target/spdx-venv
+  target/spdx-venv/bin/pip install -q spdx-tools
 fi
 
 echo "==> cargo fmt --check"

@@ -244,9 +244,31 @@ fn release_to_layouts_is_reproducible_and_idempotent() {
         .unwrap());
     drop(v);
 
+    // The operator image's SBOM beside the layouts, named in the summary.
+    let sbom_path = repo.root().join("target/images/operator.spdx.json");
+    let sbom = std::fs::read(&sbom_path).expect("the operator image's SBOM");
+    let doc: serde_json::Value = serde_json::from_slice(&sbom).unwrap();
+    assert_eq!(doc["spdxVersion"], "SPDX-2.3");
+    assert_eq!(doc["name"], "quay.io/reverse-words/reverse-words-operator");
+    let digest = refs[0].rsplit_once('@').unwrap().1;
+    assert_eq!(doc["packages"][0]["versionInfo"], digest);
+    assert!(
+        stdout.contains(&format!(
+            "{} (operator image, SPDX 2.3)",
+            sbom_path.display()
+        )),
+        "{}",
+        text(&first)
+    );
+
     // Again: same digests, nothing written.
     let second = ok(repo.release(&[]));
     assert_eq!(references(&second), refs);
+    assert_eq!(
+        std::fs::read(&sbom_path).unwrap(),
+        sbom,
+        "same image, same SBOM"
+    );
     assert!(
         String::from_utf8_lossy(&second.stderr).contains("files: 0 written, 0 removed"),
         "{}",

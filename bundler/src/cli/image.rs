@@ -24,6 +24,7 @@ pub enum ImageCommand {
     /// Build an operator image from a Linux binary (like ko, for any language): the binary,
     /// its shared-library closure when dynamic, a non-root user, CA certificates, OCI labels.
     /// Several --binary (one per platform) make a multi-platform image (an OCI index).
+    /// Writes the image's SPDX SBOM beside a layout (or to --sbom).
     #[command(
         after_help = "Examples:\n  olm image build --binary target/release/my-operator -t oci:target/operator:v0.1.0\n  olm image build --binary target/release/my-operator -t localhost:5000/org/my-operator:v0.1.0 --push\n  olm image build --binary target/x86_64-unknown-linux-musl/release/op --binary target/aarch64-unknown-linux-musl/release/op -t oci:target/operator:v0.1.0"
     )]
@@ -103,6 +104,13 @@ pub struct ImageBuildArgs {
     /// Extra directory to search for shared libraries (repeat for more).
     #[arg(long = "library-path", value_name = "DIR")]
     pub library_path: Vec<String>,
+    /// Write the image's SPDX 2.3 JSON SBOM here (default: beside an OCI layout,
+    /// `<dir>.spdx.json`; with --push only when given).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_sbom")]
+    pub sbom: Option<PathBuf>,
+    /// Write no SBOM.
+    #[arg(long)]
+    pub no_sbom: bool,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -113,6 +121,7 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
         Err(msg) => return Ok(usage(msg)),
     };
     let opts = a.registry.options()?;
+    let first = a.binary.first().cloned().unwrap_or_default();
     let req = OperatorImageRequest {
         binaries: a.binary,
         install_path: a.install_path,
@@ -132,6 +141,7 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
         Err(OperatorImageError::Usage(msg)) => return Ok(usage(msg)),
         Err(e) => return Err(e.into()),
     };
+    image_output::write_build_sbom(&image, &dest, &first, a.sbom.as_deref(), a.no_sbom)?;
     a.output.deliver(&image, &dest, &opts).await
 }
 

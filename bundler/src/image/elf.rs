@@ -362,6 +362,131 @@ fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
     Ok(info)
 }
 
+const SHT_NOBITS: u32 = 8;
+const SHN_XINDEX: u64 = 0xffff;
+
+/// The bytes of the section called `name` (cargo-auditable's `.dep-v0`, say), or `None` when
+/// the file has none. Sections are not loaded at run time, so only the section headers name
+/// them; a section larger than `max` bytes is refused as malformed.
+pub fn section(
+    data: &[u8],
+    path: &Path,
+    name: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, ElfError> {
+    section_at(&Bytes(data), path, name, max)
+}
+
+/// [`section`] of a file, reading only the headers, the names and the section itself.
+pub fn file_section(
+    file: &std::fs::File,
+    path: &Path,
+    name: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, ElfError> {
+    section_at(file, path, name, max)
+}
+
+fn section_at(
+    data: &dyn At,
+    path: &Path,
+    name: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, ElfError> {
+    let mut ident = [0u8; 6];
+    let n = data
+        .read_at(0, &mut ident)
+        .map_err(|source| ElfError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let file_size = data.size();
+    if file_size < 52 || n < 6 || &ident[..4] != b"\x7fELF" {
+        return Err(ElfError::NotElf {
+            path: path.to_path_buf(),
+        });
+    }
+    let is_64 = ident[4] == 2;
+    let r = Reader {
+        data,
+        le: ident[5] != 2,
+        path,
+    };
+    let (shoff, shentsize, shnum, shstrndx) = if is_64 {
+        (r.u64(40)?, r.u16(58)?, r.u16(60)?, r.u16(62)?)
+    } else {
+        (u64::from(r.u32(32)?), r.u16(46)?, r.u16(48)?, r.u16(50)?)
+    };
+    if shoff == 0 {
+        return Ok(None);
+    }
+    let min_ent = if is_64 { 64 } else { 40 };
+    if u64::from(shentsize) < min_ent {
+        return Err(r.bad(format!("section header entry size {shentsize}")));
+    }
+    let header = |i: u64| -> Result<(u32, u32, u64, u64, u64), ElfError> {
+        let base = shoff
+            .checked_add(i * u64::from(shentsize))
+            .ok_or_else(|| r.bad("section header offset overflow"))?;
+        Ok(if is_64 {
+            (
+                r.u32(base)?,
+                r.u32(base + 4)?,
+                r.u64(base + 24)?,
+                r.u64(base + 32)?,
+                u64::from(r.u32(base + 40)?),
+            )
+        } else {
+            (
+                r.u32(base)?,
+                r.u32(base + 4)?,
+                u64::from(r.u32(base + 16)?),
+                u64::from(r.u32(base + 20)?),
+                u64::from(r.u32(base + 24)?),
+            )
+        })
+    };
+    // More than 0xff00 sections: the real count and string-table index are in section 0.
+    let first = header(0)?;
+    let count = if shnum == 0 {
+        first.3
+    } else {
+        u64::from(shnum)
+    };
+    let strndx = if u64::from(shstrndx) == SHN_XINDEX {
+        first.4
+    } else {
+        u64::from(shstrndx)
+    };
+    if count > file_size / u64::from(shentsize) || strndx >= count {
+        return Err(r.bad(format!("{count} sections, names in section {strndx}")));
+    }
+    let (_, _, names_off, names_size, _) = header(strndx)?;
+    let names_end = names_off.saturating_add(names_size);
+    for i in 0..count {
+        let (name_at, kind, offset, size, _) = header(i)?;
+        if r.cstr(names_off.saturating_add(u64::from(name_at)), names_end)? != name {
+            continue;
+        }
+        if kind == SHT_NOBITS {
+            return Ok(Some(Vec::new()));
+        }
+        if size > max {
+            return Err(r.bad(format!("section {name} is {size} bytes (at most {max})")));
+        }
+        if offset.checked_add(size).is_none_or(|end| end > file_size) {
+            return Err(r.bad(format!("section {name} beyond end of file")));
+        }
+        let mut out = vec![0u8; size as usize];
+        let got = data.read_at(offset, &mut out).map_err(|e| r.io(e))?;
+        if got as u64 != size {
+            return Err(r.bad(format!("section {name} beyond end of file")));
+        }
+        return Ok(Some(out));
+    }
+    Ok(None)
+}
+
 /// Reads and parses one file's headers (reading only the parts they point at).
 pub fn read(path: &Path) -> Result<ElfInfo, ElfError> {
     let file = std::fs::File::open(path).map_err(|source| ElfError::Read {
@@ -566,7 +691,7 @@ pub fn closure(binary: &Path, sysroot: &Path, extra_dirs: &[String]) -> Result<C
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -604,6 +729,76 @@ mod tests {
         let interp = c.interpreter.clone().unwrap();
         assert!(c.files.contains_key(&interp));
         assert!(c.files.keys().any(|k| k.ends_with("/libc.so.6")), "{c:?}");
+    }
+
+    /// A minimal little-endian ELF64 file with the given sections (and a section-name table).
+    pub(crate) fn tiny_elf(sections: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut names = vec![0u8];
+        let mut data = Vec::new();
+        let mut headers: Vec<(u32, u32, u64, u64)> = vec![(0, 0, 0, 0)];
+        for (name, bytes) in sections {
+            headers.push((
+                names.len() as u32,
+                1,
+                64 + data.len() as u64,
+                bytes.len() as u64,
+            ));
+            names.extend_from_slice(name.as_bytes());
+            names.push(0);
+            data.extend_from_slice(bytes);
+        }
+        let strtab_name = names.len() as u32;
+        names.extend_from_slice(b".shstrtab\0");
+        headers.push((strtab_name, 3, 64 + data.len() as u64, names.len() as u64));
+        data.extend_from_slice(&names);
+        let shoff = 64 + data.len() as u64;
+        let mut out = vec![0u8; 64];
+        out[..7].copy_from_slice(b"\x7fELF\x02\x01\x01");
+        out[16..18].copy_from_slice(&2u16.to_le_bytes());
+        out[18..20].copy_from_slice(&62u16.to_le_bytes());
+        out[40..48].copy_from_slice(&shoff.to_le_bytes());
+        out[58..60].copy_from_slice(&64u16.to_le_bytes());
+        out[60..62].copy_from_slice(&(headers.len() as u16).to_le_bytes());
+        out[62..64].copy_from_slice(&((headers.len() - 1) as u16).to_le_bytes());
+        out.extend_from_slice(&data);
+        for (name, kind, offset, size) in headers {
+            let mut h = [0u8; 64];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[4..8].copy_from_slice(&kind.to_le_bytes());
+            h[24..32].copy_from_slice(&offset.to_le_bytes());
+            h[32..40].copy_from_slice(&size.to_le_bytes());
+            out.extend_from_slice(&h);
+        }
+        out
+    }
+
+    #[test]
+    fn sections_are_found_by_name_and_bounded() {
+        let p = Path::new("/bin/x");
+        let elf = tiny_elf(&[(".text", b"code"), (".dep-v0", b"payload")]);
+        assert_eq!(
+            section(&elf, p, ".dep-v0", 100).unwrap().as_deref(),
+            Some(&b"payload"[..])
+        );
+        assert_eq!(section(&elf, p, ".nope", 100).unwrap(), None);
+        let e = section(&elf, p, ".dep-v0", 3).unwrap_err().to_string();
+        assert!(
+            e.starts_with("/bin/x: malformed ELF: section .dep-v0 is 7 bytes"),
+            "{e}"
+        );
+        assert!(matches!(
+            section(b"text", p, ".x", 9),
+            Err(ElfError::NotElf { .. })
+        ));
+        // Every truncation is an error or an answer, never a panic.
+        for len in 0..elf.len() {
+            let _ = section(&elf[..len], p, ".dep-v0", 100);
+        }
+        // A section that points past the end of the file.
+        let mut bad = elf.clone();
+        let shoff = u64::from_le_bytes(bad[40..48].try_into().unwrap()) as usize;
+        bad[shoff + 2 * 64 + 24..shoff + 2 * 64 + 32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(section(&bad, p, ".dep-v0", 100).is_err());
     }
 
     #[test]

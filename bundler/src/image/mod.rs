@@ -20,6 +20,7 @@
 //! - [`elf`]: reading ELF headers to find a dynamic binary's shared-library closure.
 //! - [`rootfs`]: the small distroless base every application image gets (passwd, group, CA
 //!   certificates) and the binary layers.
+//! - [`sbom`]: the SPDX SBOM of an image we built (files, Debian packages, Rust crates).
 //! - [`operator`]: the operator image (bundle images are built by `bundle::image`, catalog
 //!   images by `serve::image`).
 //! - [`transfer`]: one-call moves by reference string (`store`, `copy`, `pull_to_dir`).
@@ -36,6 +37,7 @@ pub mod operator;
 pub mod reference;
 pub mod registry;
 pub mod rootfs;
+pub mod sbom;
 pub mod token;
 pub mod transfer;
 pub mod unpack;

@@ -1,6 +1,7 @@
 //! Where an image command's result goes: the `-t`/`--push` destination, checked before any
 //! build; storing the image there (a layout or a registry) and writing `--digestfile`; and the
-//! inputs the build commands share (labels, the CA bundle to copy in).
+//! inputs the build commands share (labels, the CA bundle to copy in); the SBOM a build
+//! writes beside its output.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use crate::image::model::{Artifact, Platform};
 use crate::image::reference::ImageRef;
 use crate::image::registry::RegistryOptions;
 use crate::image::rootfs;
+use crate::image::sbom::{self, SbomError, SbomOptions};
 use crate::image::transfer::{self, Stored};
 
 /// The layout builds go to when `-t` is not given.
@@ -59,6 +61,77 @@ pub async fn deliver(
     Ok(stored)
 }
 
+/// Why an image's SBOM could not be made or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SbomFileError {
+    #[error(transparent)]
+    Sbom(#[from] SbomError),
+    #[error(transparent)]
+    Write(#[from] atomic_write::WriteError),
+}
+
+/// Where `olm image build` writes the SBOM when `--sbom` does not say: beside an OCI layout
+/// directory (`oci:target/operator:v1` gives `target/operator.spdx.json`), as `olm release`
+/// writes `<layouts>/operator.spdx.json` beside `<layouts>/operator`. A push has no local
+/// output to sit beside: there the SBOM is written only with `--sbom`.
+pub fn default_sbom_path(dest: &ImageRef) -> Option<PathBuf> {
+    let ImageRef::Layout { dir, .. } = dest else {
+        return None;
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| n != "." && n != "..");
+    Some(match name {
+        Some(n) => dir.with_file_name(format!("{n}.spdx.json")),
+        None => dir.join("sbom.spdx.json"),
+    })
+}
+
+/// The name an SBOM gives the image: the repository it is pushed to, else the binary's file
+/// name.
+pub fn sbom_name(dest: &ImageRef, binary: &Path) -> String {
+    match dest {
+        ImageRef::Registry(r) => r.name(),
+        ImageRef::Layout { .. } => binary
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "image".into()),
+    }
+}
+
+/// The SPDX 2.3 JSON SBOM of an image built from host binaries (its libraries' Debian
+/// packages come from this host's dpkg database), for `olm release` to write or attest.
+pub fn image_sbom(image: &Artifact, name: &str) -> Result<Vec<u8>, SbomError> {
+    let opts = SbomOptions {
+        name: name.to_string(),
+        sysroot: PathBuf::from("/"),
+    };
+    sbom::spdx_json(image, &opts)
+}
+
+/// Writes the SBOM of a build that goes to `dest`: to `path`, else to
+/// [`default_sbom_path`]; nothing with `skip`. Returns where it went.
+pub fn write_build_sbom(
+    image: &Artifact,
+    dest: &ImageRef,
+    binary: &Path,
+    path: Option<&Path>,
+    skip: bool,
+) -> Result<Option<PathBuf>, SbomFileError> {
+    let Some(path) = path
+        .map(Path::to_path_buf)
+        .or_else(|| default_sbom_path(dest))
+        .filter(|_| !skip)
+    else {
+        return Ok(None);
+    };
+    let bytes = image_sbom(image, &sbom_name(dest, binary))?;
+    atomic_write::write_atomic(&path, &bytes)?;
+    tracing::info!("{}: wrote the SBOM of {}", path.display(), image.digest());
+    Ok(Some(path))
+}
+
 /// `KEY=VALUE` labels; `Err` names the malformed one.
 pub fn parse_labels(items: &[String]) -> Result<BTreeMap<String, String>, String> {
     items
@@ -95,6 +168,21 @@ mod tests {
         let e = destination(Some("oci:dir"), true).unwrap_err();
         assert!(e.contains("--push needs a registry reference"), "{e}");
         assert!(destination(Some("quay.io/a/b:1"), true).is_ok());
+    }
+
+    #[test]
+    fn sboms_go_beside_layouts() {
+        let at = |s: &str| default_sbom_path(&ImageRef::parse(s).unwrap());
+        assert_eq!(
+            at("oci:target/operator:v1"),
+            Some(PathBuf::from("target/operator.spdx.json"))
+        );
+        assert_eq!(at("oci:layout/"), Some(PathBuf::from("layout.spdx.json")));
+        assert_eq!(at("oci:."), Some(PathBuf::from("./sbom.spdx.json")));
+        assert_eq!(at("localhost:5000/a/b:1"), None);
+        let name = |s: &str| sbom_name(&ImageRef::parse(s).unwrap(), Path::new("/x/op"));
+        assert_eq!(name("localhost:5000/a/b:1"), "localhost:5000/a/b");
+        assert_eq!(name("oci:dir:1"), "op");
     }
 
     #[test]

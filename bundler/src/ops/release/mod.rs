@@ -113,6 +113,13 @@ impl Released {
             let _ = writeln!(s, "{:<9} {:>10}  {}", m.what, human(m.size), m.pinned);
             let _ = writeln!(s, "{:<9} {:>10}  {}", "", "", m.stored);
         }
+        let sbom = self.operator_sbom_path.display();
+        let size = human(self.operator_sbom.len() as u64);
+        let _ = writeln!(
+            s,
+            "{:<9} {size:>10}  {sbom} (operator image, SPDX 2.3)",
+            "sbom"
+        );
         s
     }
 
@@ -162,6 +169,10 @@ pub struct Released {
     pub graph_svg: Option<PathBuf>,
     /// One line per channel of the package: head, bundles, edges.
     pub channels: Vec<ChannelSummary>,
+    /// The operator image's SPDX 2.3 JSON SBOM (the bytes an attestation carries).
+    pub operator_sbom: Vec<u8>,
+    /// Where it was written: `<layouts>/operator.spdx.json`.
+    pub operator_sbom_path: PathBuf,
 }
 
 /// A release that did not go through.
@@ -440,6 +451,8 @@ pub async fn release(
         catalog,
         graph_svg: None,
         channels: Vec::new(),
+        operator_sbom: operator.sbom,
+        operator_sbom_path: plan.cfg.layouts.join("operator.spdx.json"),
     };
     let reporter = steps.reporter;
     let mut write = |tree: &FileTree, root: &Path, owned: &[&str]| -> anyhow::Result<()> {
@@ -484,6 +497,10 @@ pub async fn release(
             out.unchanged += 1;
         }
     }
+    // A build output beside the image layouts (ignored by git, like them, and like them not
+    // counted with the tree's files), also when the images were pushed.
+    atomic_write::write_atomic(&out.operator_sbom_path, &out.operator_sbom)
+        .map_err(|e| ReleaseError::Write(anyhow!(e)))?;
     out.roots.push(bundle_out);
     out.roots.push(plan.cfg.catalog.clone());
     if let Some((_, root)) = &deploy {
@@ -533,4 +550,6 @@ struct OperatorOutcome {
     record: Option<(PathBuf, OperatorImagePin)>,
     /// The image the CSV (and the plain install) runs, when pinned.
     pinned: Option<String>,
+    /// The image's SPDX 2.3 JSON SBOM.
+    sbom: Vec<u8>,
 }

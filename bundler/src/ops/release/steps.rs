@@ -25,8 +25,8 @@ use crate::deploy::generate as deploy_generate;
 use crate::deploy::objects::{Approval, InstallMode};
 use crate::image::operator::{OperatorImage, labels};
 use crate::image::rootfs;
-use crate::ops::bundle_generate;
 use crate::ops::install::SpecInputs;
+use crate::ops::{bundle_generate, image_output};
 use crate::release::config::{self, CatalogForm, ChannelGeneration, DeploySettings};
 use crate::release::manifests as release_manifests;
 use crate::release::pin::{CatalogImagePin, OperatorImagePin, PinChoice};
@@ -73,6 +73,8 @@ pub(super) async fn operator_image(
     let image = spec
         .build_all(&cfg.operator_binaries)
         .with_context(|| format!("building the image of {}", binary.display()))?;
+    let sbom = image_output::image_sbom(&image, &plan.publisher.repository(&cfg.images.operator))
+        .with_context(|| format!("the SBOM of the image of {}", binary.display()))?;
     // Decide what the CSV runs before anything is published: a refused re-release must not
     // overwrite the released version's tag.
     let built = config::pinned(
@@ -151,6 +153,7 @@ pub(super) async fn operator_image(
             image: made,
             record,
             pinned,
+            sbom,
         },
         detail,
     ))
