@@ -22,6 +22,8 @@
 //!   certificates) and the binary layers.
 //! - [`operator`]: the operator image (bundle images are built by `bundle::image`, catalog
 //!   images by `serve::image`).
+//! - [`sign`]: signatures and attestations in cosign's formats (keys, payloads, the
+//!   `sha256-<hex>.sig` and `.att` manifests), sign and verify.
 //! - [`transfer`]: one-call moves by reference string (`store`, `copy`, `pull_to_dir`).
 
 pub mod auth;
@@ -35,6 +37,7 @@ pub mod operator;
 pub mod reference;
 pub mod registry;
 pub mod rootfs;
+pub mod sign;
 pub mod token;
 pub mod transfer;
 pub mod unpack;
