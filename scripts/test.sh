@@ -4,7 +4,8 @@
 # Installs what the tests need when it is missing (Debian packages: the distribution registry,
 # skopeo as an independent OCI client, htpasswd for bcrypt entries, openssl for test CAs,
 # rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client,
-# GNU time for the memory bounds of image moves, mold as a linker without the hot-text script's
+# GNU time for the memory bounds of image moves, python3's cryptography and PyNaCl as an
+# independent verifier of image signatures and key files, mold as a linker without the hot-text script's
 # INSERT BEFORE; and Debian's static busybox for arm64 and s390x, unpacked under
 # target/foreign-elf, real foreign binaries for the multi-platform image tests), then:
 # formatting, clippy, the generated-artifact checks (bundle/, catalog/, deploy/ are up to date),
@@ -22,6 +23,10 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v /usr/bin/time >/dev/null 2>&1 || need+=(time)
 # A linker that refuses bundler/link/hot-text.ld (tests/hot_text.rs builds with it).
 command -v mold >/dev/null 2>&1 || command -v ld.gold >/dev/null 2>&1 || need+=(mold)
+# The independent checks of image signatures and cosign key files: python3's cryptography
+# (ECDSA, PKCS#8) and PyNaCl (the secretbox of an encrypted key).
+/usr/bin/python3 -c 'import cryptography' >/dev/null 2>&1 || need+=(python3-cryptography)
+/usr/bin/python3 -c 'import nacl.secret' >/dev/null 2>&1 || need+=(python3-nacl)
 foreign=()
 for arch in arm64 s390x; do
   [ -x "target/foreign-elf/$arch/bin/busybox" ] || foreign+=("$arch")
