@@ -275,7 +275,7 @@ mod tests {
         let mut a = BTreeMap::new();
         a.insert(ANNOTATION_SIGNATURE.to_string(), "MEUC".to_string());
         let l = Layer::new(MEDIA_TYPE_SIMPLE_SIGNING, b"{}".to_vec(), a);
-        let img = image_of(&[l.clone()]);
+        let img = image_of(std::slice::from_ref(&l));
         let text = String::from_utf8(img.manifest.to_vec()).unwrap();
         assert!(text.starts_with(r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","size":"#), "{text}");
         assert!(text.ends_with(&format!(r#""layers":[{{"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","size":2,"digest":"{}","annotations":{{"dev.cosignproject.cosign/signature":"MEUC"}}}}]}}"#, l.descriptor.digest)), "{text}");
