@@ -24,7 +24,7 @@ pub enum SignError {
     Payload { detail: String },
     #[error(transparent)]
     Copy(Box<CopyError>),
-    #[error("{reference}: no signatures (nothing tagged {tag})")]
+    #[error("{reference}: no signatures (nothing at {tag})")]
     NoSignatures { reference: String, tag: String },
     #[error("{reference}: no attestations (nothing tagged {tag})")]
     NoAttestations { reference: String, tag: String },

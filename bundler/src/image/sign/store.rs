@@ -130,14 +130,10 @@ pub fn is_absent(e: &CopyError) -> bool {
     )
 }
 
-/// The layers of the attachment `tag` beside `subject`, or `None` when there is none.
-pub async fn read(
-    engine: &Engine,
-    subject: &Endpoint,
-    tag: &str,
-) -> Result<Option<Vec<Layer>>, SignError> {
-    let at = beside(subject, tag);
-    let top = match engine.manifest(Source::Endpoint(&at)).await {
+/// The layers of the attachment at `at` (a `sha256-<hex>.sig` tag, say), or `None` when
+/// there is none.
+pub async fn read(engine: &Engine, at: &Endpoint) -> Result<Option<Vec<Layer>>, SignError> {
+    let top = match engine.manifest(Source::Endpoint(at)).await {
         Ok(m) => m,
         Err(e) if is_absent(&e) => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -170,7 +166,7 @@ pub async fn read(
             platform: None,
             annotations: BTreeMap::new(),
         };
-        let data = copy::read_small_blob(engine, Source::Endpoint(&at), &desc).await?;
+        let data = copy::read_small_blob(engine, Source::Endpoint(at), &desc).await?;
         if sha256_digest(&data) != d.digest || data.len() as u64 != d.size {
             return Err(malformed(format!(
                 "layer {} does not match its digest or size",
@@ -245,24 +241,16 @@ pub fn image_of(layers: &[Layer]) -> Image {
     }
 }
 
-/// Adds `layer` to the attachment `tag` beside `subject` (created when missing). A layer
-/// already there (same bytes and annotations) is not added twice. Returns whether it was
-/// added.
-pub async fn append(
-    engine: &Engine,
-    subject: &Endpoint,
-    tag: &str,
-    layer: Layer,
-) -> Result<bool, SignError> {
-    let mut layers = read(engine, subject, tag).await?.unwrap_or_default();
+/// Adds `layer` to the attachment at `at` (created when missing). A layer already there
+/// (same bytes and annotations) is not added twice. Returns whether it was added.
+pub async fn append(engine: &Engine, at: &Endpoint, layer: Layer) -> Result<bool, SignError> {
+    let mut layers = read(engine, at).await?.unwrap_or_default();
     if layers.contains(&layer) {
         return Ok(false);
     }
     layers.push(layer);
     let artifact = Artifact::Image(image_of(&layers));
-    engine
-        .copy(Source::Built(&artifact), &beside(subject, tag), None)
-        .await?;
+    engine.copy(Source::Built(&artifact), at, None).await?;
     Ok(true)
 }
 

@@ -78,8 +78,7 @@ async fn sign_digest(
     let tag = store::attachment_tag(digest, Attachment::Signature)?;
     let added = store::append(
         engine,
-        subject,
-        &tag,
+        &store::beside(subject, &tag),
         Layer::new(MEDIA_TYPE_SIMPLE_SIGNING, body, annotations),
     )
     .await?;
@@ -198,10 +197,35 @@ pub async fn verify_digest(
     key: &PublicKey,
     identity: Option<&str>,
 ) -> Result<VerifiedImage, SignError> {
-    let reference = format!("{subject}@{digest}");
     let tag = store::attachment_tag(digest, Attachment::Signature)?;
-    let Some(layers) = store::read(engine, subject, &tag).await? else {
-        return Err(SignError::NoSignatures { reference, tag });
+    let reference = format!("{subject}@{digest}");
+    verify_attached(
+        engine,
+        &store::beside(subject, &tag),
+        &reference,
+        digest,
+        key,
+        identity,
+    )
+    .await
+}
+
+/// Checks the signatures at `at` (wherever they are kept: an archive names them its own way)
+/// for the image `reference` of `digest`.
+pub async fn verify_attached(
+    engine: &Engine,
+    at: &Endpoint,
+    reference: &str,
+    digest: &str,
+    key: &PublicKey,
+    identity: Option<&str>,
+) -> Result<VerifiedImage, SignError> {
+    let reference = reference.to_string();
+    let Some(layers) = store::read(engine, at).await? else {
+        return Err(SignError::NoSignatures {
+            reference,
+            tag: at.to_string(),
+        });
     };
     let mut signatures = Vec::new();
     let mut reasons = Vec::new();
@@ -213,7 +237,7 @@ pub async fn verify_digest(
     }
     if signatures.is_empty() {
         if reasons.is_empty() {
-            reasons.push(format!("{tag} holds no signature"));
+            reasons.push(format!("{at} holds no signature"));
         }
         return Err(SignError::NotVerified {
             reference,
@@ -261,8 +285,7 @@ pub async fn attest(
     let tag = store::attachment_tag(&digest, Attachment::Attestation)?;
     let added = store::append(
         engine,
-        subject,
-        &tag,
+        &store::beside(subject, &tag),
         Layer::new(MEDIA_TYPE_DSSE, envelope, annotations),
     )
     .await?;
@@ -344,7 +367,7 @@ pub async fn verify_attestations(
     let (digest, _, _) = current(engine, subject).await?;
     let reference = format!("{subject}@{digest}");
     let tag = store::attachment_tag(&digest, Attachment::Attestation)?;
-    let Some(layers) = store::read(engine, subject, &tag).await? else {
+    let Some(layers) = store::read(engine, &store::beside(subject, &tag)).await? else {
         return Err(SignError::NoAttestations { reference, tag });
     };
     let hex = digest_hex(&digest).unwrap_or_default();
