@@ -151,6 +151,9 @@ pub(super) async fn operator_image(
             image: made,
             record,
             pinned,
+            // The hook for the operator image's SBOM: set it to the SPDX file the image
+            // build writes, and the signing step attests it.
+            sbom: None,
         },
         detail,
     ))
