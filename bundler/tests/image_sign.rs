@@ -471,3 +471,76 @@ fn attestations_verify_independently() {
     ]));
     assert!(err.contains("not https://cyclonedx.org/bom"), "{err}");
 }
+
+#[test]
+fn deploy_generate_writes_the_signature_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, public) = keypair(dir.path(), "cosign");
+    let out = dir.path().join("deploy").display().to_string();
+    ok(olm(&[
+        "deploy",
+        "generate",
+        "--catalog-image",
+        "quay.io/org/catalog:v1",
+        "--package",
+        "op",
+        "--verify-key",
+        &public,
+        "--signed-repository",
+        "quay.io/org/op@sha256:00",
+        "--signed-repository",
+        "quay.io/org/op-bundle:v1",
+        "-o",
+        &out,
+    ]));
+    let pem = std::fs::read_to_string(&public).unwrap();
+    let scopes = [
+        "quay.io/org/catalog",
+        "quay.io/org/op",
+        "quay.io/org/op-bundle",
+    ];
+    let cip =
+        std::fs::read_to_string(dir.path().join("deploy/policy/clusterimagepolicy.yaml")).unwrap();
+    assert!(
+        cip.contains("kind: ClusterImagePolicy") && cip.contains("policyType: PublicKey"),
+        "{cip}"
+    );
+    assert!(cip.contains(&base64_encode(pem.as_bytes())), "{cip}");
+    for s in scopes {
+        assert!(cip.contains(&format!("- {s}\n")), "{s}: {cip}");
+    }
+    let policy: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("deploy/policy/policy.json")).unwrap(),
+    )
+    .unwrap();
+    for s in scopes {
+        let req = &policy["transports"]["docker"][s][0];
+        assert_eq!(req["type"], "sigstoreSigned");
+        assert_eq!(
+            base64_decode(req["keyData"].as_str().unwrap()),
+            pem.as_bytes()
+        );
+        assert_eq!(req["signedIdentity"]["type"], "matchRepository");
+    }
+    let regd =
+        std::fs::read_to_string(dir.path().join("deploy/policy/registries.d/op-signed.yaml"))
+            .unwrap();
+    assert!(regd.contains("use-sigstore-attachments: true"), "{regd}");
+    // A file that is not a public key is refused, naming it.
+    let err = refused(olm(&[
+        "deploy",
+        "generate",
+        "--catalog-image",
+        "quay.io/org/catalog:v1",
+        "--package",
+        "op",
+        "--verify-key",
+        &dir.path().join("cosign.key").display().to_string(),
+        "-o",
+        &out,
+    ]));
+    assert!(
+        err.contains("cosign.key") && err.contains("public key"),
+        "{err}"
+    );
+}

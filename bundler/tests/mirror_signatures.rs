@@ -296,3 +296,52 @@ fn verify_key_stops_an_unsigned_catalog_before_anything_is_copied() {
     let (operator_there, identity) = moved(&f.operator, &src, &to);
     assert!(verifies(&f, &operator_there, &identity));
 }
+
+#[test]
+fn install_verifies_the_catalog_and_its_bundles_before_touching_the_cluster() {
+    if !have("docker-registry") {
+        return;
+    }
+    let Some(src) = Registry::start(Variant::Plain) else {
+        return;
+    };
+    let f = fixture(&src, false);
+    let h = f.home.path();
+    let catalog = f.catalog.display().to_string();
+    let image = src.image("org/catalog:v1");
+    ok(olm(
+        h,
+        &["catalog", "build", &catalog, "-t", &image, "--push"],
+    ));
+    let install = |h: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_olm"))
+            .args([
+                "install",
+                "--catalog",
+                &image,
+                "--package",
+                "app",
+                "--verify-key",
+                &f.public,
+            ])
+            .env("HOME", h)
+            .env("KUBECONFIG", h.join("no-such-kubeconfig"))
+            .output()
+            .unwrap()
+    };
+    let refused = install(h);
+    let err = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no signatures") && err.contains("nothing was created on the cluster"),
+        "{err}"
+    );
+
+    ok(olm(h, &["image", "sign", &image, "--key", &f.key]));
+    let out = install(h);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    // Both verified; then the missing cluster stops it.
+    assert!(err.contains(&format!("Verified {image}")), "{err}");
+    assert!(err.contains(&format!("Verified {}", f.bundle)), "{err}");
+    assert!(!out.status.success());
+}

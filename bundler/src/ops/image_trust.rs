@@ -47,6 +47,8 @@ pub enum TrustError {
     Sign(#[from] SignError),
     #[error(transparent)]
     Write(#[from] atomic_write::WriteError),
+    #[error("reading the catalog to verify its bundle images: {0}")]
+    Catalog(String),
 }
 
 /// The key's password: `COSIGN_PASSWORD` (even empty), else asked on the terminal (twice for
@@ -274,4 +276,36 @@ pub fn verified_text(images: &[VerifiedImage]) -> String {
         }
     }
     out
+}
+
+/// What `olm install --verify-key` checks before it creates anything: the catalog image and
+/// the image of every bundle of `package` it lists, and a bundle image installed directly.
+pub async fn verify_install(
+    catalog: Option<&str>,
+    bundle: Option<&str>,
+    package: Option<&str>,
+    key: &PublicKey,
+    registry: &RegistryOptions,
+) -> Result<Vec<VerifiedImage>, TrustError> {
+    let mut images: Vec<String> = catalog
+        .iter()
+        .chain(bundle.iter())
+        .map(|s| s.to_string())
+        .collect();
+    if let Some(catalog) = catalog {
+        let cfg = super::catalog_filter::read_catalog(catalog, registry, None)
+            .await
+            .map_err(|e| TrustError::Catalog(e.to_string()))?;
+        let mut bundles: Vec<String> = cfg
+            .bundles
+            .iter()
+            .filter(|b| package.is_none_or(|p| b.package == p))
+            .map(|b| b.image.clone())
+            .filter(|i| !i.is_empty())
+            .collect();
+        bundles.sort();
+        bundles.dedup();
+        images.extend(bundles);
+    }
+    verify(&images, key, None, registry).await
 }
