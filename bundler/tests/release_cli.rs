@@ -965,7 +965,7 @@ fn a_signed_release_signs_every_image_it_pushes() {
 
     // A wrong password stops the release before any step.
     let wrong = Command::new(OLM)
-        .args(&first)
+        .args(first)
         .current_dir(root)
         .env("COSIGN_PASSWORD", "nope")
         .output()
