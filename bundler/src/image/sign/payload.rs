@@ -67,18 +67,7 @@ pub fn go_json(value: &Value) -> Vec<u8> {
     }
     // Serialising a Value cannot fail.
     let text = serde_json::to_string(&sorted(value)).unwrap_or_default();
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out.into_bytes()
+    crate::grammar::go_json::escape_html(&text).into_bytes()
 }
 
 impl SimpleSigning {
