@@ -4,6 +4,8 @@
 //! the payloads and ECDSA signatures, and makes and opens cosign-format key files. Then the
 //! refusals: a changed tag, payload or signature, another digest's signature, another key.
 
+#[path = "support/foreign_elf.rs"]
+mod foreign_elf;
 #[path = "support/registry.rs"]
 mod registry;
 
@@ -543,4 +545,72 @@ fn deploy_generate_writes_the_signature_policy() {
         err.contains("cosign.key") && err.contains("public key"),
         "{err}"
     );
+}
+
+#[test]
+fn recursive_signing_covers_each_platform_of_an_index() {
+    let Some(arm) = foreign_elf::busybox("arm64") else {
+        return;
+    };
+    let Some(reg) = Registry::start(Variant::Plain) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "cosign");
+    let image = reg.image("org/multi:v1");
+    let arm = arm.display().to_string();
+    let index = digest_of(&ok(olm(&[
+        "image",
+        "build",
+        "--no-ca-certs",
+        "--binary",
+        "/bin/true",
+        "--binary",
+        &arm,
+        "-t",
+        &image,
+        "--push",
+    ])));
+    let raw = ok(olm(&["image", "inspect", &image, "--raw"]));
+    let manifests: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    let children: Vec<String> = manifests["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["digest"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(children.len(), 2);
+    let by_digest = |d: &str| format!("{}/org/multi@{d}", reg.addr);
+    // Without --recursive only the index is signed.
+    ok(olm(&["image", "sign", &image, "--key", &key]));
+    ok(olm(&[
+        "image",
+        "verify",
+        &by_digest(&index),
+        "--key",
+        &public,
+    ]));
+    let err = refused(olm(&[
+        "image",
+        "verify",
+        &by_digest(&children[0]),
+        "--key",
+        &public,
+    ]));
+    assert!(err.contains("no signatures"), "{err}");
+    let signed: serde_json::Value = serde_json::from_str(&ok(olm(&[
+        "image",
+        "sign",
+        &image,
+        "--key",
+        &key,
+        "--recursive",
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(signed.as_array().unwrap().len(), 3);
+    for d in &children {
+        ok(olm(&["image", "verify", &by_digest(d), "--key", &public]));
+    }
 }
