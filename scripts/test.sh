@@ -5,7 +5,8 @@
 # skopeo as an independent OCI client, htpasswd for bcrypt entries, openssl for test CAs,
 # rsvg-convert to check that upgrade-graph pictures render, curl as an independent HTTPS client,
 # headless chromium to open the catalog browser's pages, GNU time for the memory bounds of image
-# moves, containerd to pull through generated mirror configuration, mold as a linker without
+# moves, containerd to pull through generated mirror configuration, python3's cryptography and
+# PyNaCl as an independent verifier of image signatures and key files, mold as a linker without
 # the hot-text script's INSERT BEFORE, binutils' objcopy to put a cargo-auditable section into
 # a test binary, python3-venv for spdx-tools (an independent SPDX validator, pip-installed into
 # target/spdx-venv); and Debian's static busybox for arm64 and s390x, unpacked under
@@ -32,6 +33,10 @@ command -v mold >/dev/null 2>&1 || command -v ld.gold >/dev/null 2>&1 || need+=(
 command -v objcopy >/dev/null 2>&1 || need+=(binutils)
 command -v pyspdxtools >/dev/null 2>&1 || [ -x target/spdx-venv/bin/pyspdxtools ] ||
   python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+# The independent checks of image signatures and cosign key files: python3's cryptography
+# (ECDSA, PKCS#8) and PyNaCl (the secretbox of an encrypted key).
+/usr/bin/python3 -c 'import cryptography' >/dev/null 2>&1 || need+=(python3-cryptography)
+/usr/bin/python3 -c 'import nacl.secret' >/dev/null 2>&1 || need+=(python3-nacl)
 foreign=()
 for arch in arm64 s390x; do
   [ -x "target/foreign-elf/$arch/bin/busybox" ] || foreign+=("$arch")

@@ -699,6 +699,7 @@ async fn release_runs_as_a_library_call() {
         registry: None,
         registry_opts: Default::default(),
         olm_binary: PathBuf::from(OLM),
+        sign_key: None,
     };
     let mut rec = Recorded::default();
     let out = release::release(&req, &mut rec).await.unwrap();
@@ -809,6 +810,7 @@ async fn another_machine_releasing_an_unchanged_checkout_changes_nothing() {
         registry: None,
         registry_opts: Default::default(),
         olm_binary: PathBuf::from(OLM),
+        sign_key: None,
     };
     let first = release::release(&req, &mut Recorded::default())
         .await
@@ -870,4 +872,130 @@ async fn another_machine_releasing_an_unchanged_checkout_changes_nothing() {
     );
     let cs = std::fs::read_to_string(repo.root().join("deploy/olm/catalogsource.yaml")).unwrap();
     assert!(cs.contains(&out.images[2].pinned), "{cs}");
+}
+
+/// `olm` with the signing key's password in the environment.
+fn signing(args: &[&str], dir: &Path) -> Output {
+    Command::new(OLM)
+        .args(args)
+        .current_dir(dir)
+        .env("COSIGN_PASSWORD", "release-pw")
+        .env("SOURCE_DATE_EPOCH", EPOCH)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_signed_release_signs_every_image_it_pushes() {
+    if !registry::have("docker-registry") {
+        return;
+    }
+    let Some(reg) = Registry::start(Variant::Plain) else {
+        return;
+    };
+    let repo = Repo::new();
+    let root = repo.root();
+    ok(signing(&["image", "generate-key-pair"], root));
+    let config = root.join("release.yaml").display().to_string();
+    let first = [
+        "release",
+        "--config",
+        &config,
+        "--version",
+        "0.1.0",
+        "--no-replaces",
+        "--no-skip-range",
+    ];
+    let mut args = first.to_vec();
+    args.extend(["--registry", &reg.addr, "--sign-key", "cosign.key"]);
+    let out = ok(signing(&args, root));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        stdout.contains("identity"),
+        "the summary lists the signatures: {}",
+        text(&out)
+    );
+    let refs = references(&out);
+    assert_eq!(refs.len(), 3, "{}", text(&out));
+    for r in &refs {
+        let repository = r.split('@').next().unwrap();
+        assert!(
+            stdout.contains(repository),
+            "{r} is not in the signature table: {stdout}"
+        );
+        ok(signing(
+            &[
+                "image",
+                "verify",
+                r,
+                "--key",
+                "cosign.pub",
+                "--identity",
+                repository,
+            ],
+            root,
+        ));
+    }
+
+    // A release to layouts signs with release.yaml's signing block, into the layouts.
+    let layouts = Repo::new();
+    let root = layouts.root();
+    for f in ["cosign.key", "cosign.pub"] {
+        std::fs::copy(repo.root().join(f), root.join(f)).unwrap();
+    }
+    let config = root.join("release.yaml").display().to_string();
+    let first = [
+        "release",
+        "--config",
+        &config,
+        "--version",
+        "0.1.0",
+        "--no-replaces",
+        "--no-skip-range",
+    ];
+    let mut cfg = std::fs::read_to_string(root.join("release.yaml")).unwrap();
+    cfg.push_str("signing:\n  key: cosign.key\n");
+    std::fs::write(root.join("release.yaml"), cfg).unwrap();
+    let out = ok(signing(&first, root));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("sign images"),
+        "{}",
+        text(&out)
+    );
+    for (what, repository) in [
+        ("operator", "quay.io/reverse-words/reverse-words-operator"),
+        ("bundle", "quay.io/rw/bundle"),
+        ("catalog", "quay.io/rw/catalog"),
+    ] {
+        let layout = format!(
+            "oci:{}:0.1.0",
+            root.join("target/images").join(what).display()
+        );
+        ok(signing(
+            &[
+                "image",
+                "verify",
+                &layout,
+                "--key",
+                "cosign.pub",
+                "--identity",
+                repository,
+            ],
+            root,
+        ));
+    }
+
+    // A wrong password stops the release before any step.
+    let wrong = Command::new(OLM)
+        .args(first)
+        .current_dir(root)
+        .env("COSIGN_PASSWORD", "nope")
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(1), "{}", text(&wrong));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("wrong password"),
+        "{}",
+        text(&wrong)
+    );
 }

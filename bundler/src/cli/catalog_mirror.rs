@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use olm_bundler::ops::image_trust;
 use olm_bundler::ops::mirror::node_config::{NodeConfig, NodeOptions};
 use olm_bundler::ops::mirror::plan::Destination;
+use olm_bundler::ops::mirror::signatures::SignaturePolicy;
 use olm_bundler::ops::mirror::{self, MirrorError, MirrorFrom, MirrorRequest, MirrorTo};
 
 use super::args::RegistryArgs;
@@ -85,6 +87,14 @@ pub struct MirrorArgs {
     /// with other architectures' builds for a multi-platform catalog image.
     #[arg(long, value_name = "PATH")]
     pub olm_binary: Vec<PathBuf>,
+    /// Leave the images' signatures and attestations (cosign's sha256-<hex>.sig, .att, .sbom)
+    /// behind; by default they are copied with the images.
+    #[arg(long, conflicts_with = "verify_key")]
+    pub remove_signatures: bool,
+    /// Copy nothing of a catalog unless every image of it has a signature that verifies with
+    /// this public key (cosign.pub).
+    #[arg(long, value_name = "FILE")]
+    pub verify_key: Option<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -137,6 +147,13 @@ pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
         catalog_namespace: a.catalog_namespace,
         olm_binaries,
         registry: a.registry.options()?,
+        signatures: SignaturePolicy {
+            remove: a.remove_signatures,
+            verify_key: match &a.verify_key {
+                Some(path) => Some(image_trust::load_public_key(path)?),
+                None => None,
+            },
+        },
     };
     match mirror::mirror(&req).await {
         Ok(report) => {

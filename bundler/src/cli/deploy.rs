@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use olm_bundler::ops::deploy_generate::{self, DeployRequest};
+use olm_bundler::ops::deploy_generate::{self, DeployRequest, SigningPolicy};
 
 use super::args::{SpecArgs, V1FilterArgs, V1NameArgs, v1_inputs};
 use super::output::print;
@@ -15,7 +15,7 @@ pub enum DeployCommand {
     /// --bundle <output>/olmv1 (ClusterCatalog, ClusterExtension, installer ServiceAccount and
     /// RBAC), and with --manifests <output>/plain (the install without OLM).
     #[command(
-        after_help = "Examples:\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --channel stable\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --bundle bundle/"
+        after_help = "Examples:\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --channel stable\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --bundle bundle/\n  olm deploy generate --catalog-image quay.io/org/my-catalog:v0.2.1 --package my-operator --verify-key cosign.pub --signed-repository quay.io/org/my-operator --signed-repository quay.io/org/my-operator-bundle"
     )]
     Generate(GenerateArgs),
 }
@@ -48,6 +48,14 @@ pub struct GenerateArgs {
     /// Write nothing; exit 1 listing the files that differ from what would be generated.
     #[arg(long)]
     pub check: bool,
+    /// Also write <output>/policy: an OpenShift ClusterImagePolicy and a containers
+    /// policy.json + registries.d file that make a cluster require signatures by this public
+    /// key (cosign.pub) for the catalog image's repository and each --signed-repository.
+    #[arg(long, value_name = "FILE")]
+    pub verify_key: Option<PathBuf>,
+    /// Another repository the policy covers (the operator's, the bundle's); repeatable.
+    #[arg(long, value_name = "REPO", requires = "verify_key")]
+    pub signed_repository: Vec<String>,
 }
 
 pub async fn run(cmd: DeployCommand) -> anyhow::Result<ExitCode> {
@@ -73,6 +81,10 @@ fn generate_cmd(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         olmv1,
         output: args.output,
         check: args.check,
+        signing: args.verify_key.map(|public_key| SigningPolicy {
+            public_key,
+            repositories: args.signed_repository,
+        }),
     };
     let (deployed, notes) = deploy_generate::generate(&req)?;
     for n in notes {

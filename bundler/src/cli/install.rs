@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use olm_bundler::deploy::flow::{self, FlowError};
 use olm_bundler::deploy::objects::CatalogAddress;
 use olm_bundler::deploy::olmv1::flow as v1flow;
+use olm_bundler::ops::image_trust;
 use olm_bundler::ops::install::{self as ops, BundleSource, Source, UpgradeTo};
 use olm_bundler::ops::olmv1;
 
@@ -59,6 +60,10 @@ pub struct InstallArgs {
     pub v1_names: V1NameArgs,
     #[command(flatten)]
     pub v1_filter: V1FilterArgs,
+    /// Before creating anything, verify the catalog image and the package's bundle images
+    /// (or the --bundle image) with this public key (cosign.pub); stop if one does not verify.
+    #[arg(long, value_name = "FILE", conflicts_with = "catalog_address")]
+    pub verify_key: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -174,6 +179,20 @@ fn done(progress: &mut CliProgress, r: Result<String, FlowError>) -> anyhow::Res
 pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
     if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
         return Ok(code);
+    }
+    if let Some(key) = &args.verify_key {
+        let key = image_trust::load_public_key(key)?;
+        let opts = args.publish.registry.options()?;
+        let (catalog, bundle) = (args.catalog.as_deref(), args.bundle.as_deref());
+        match image_trust::verify_install(catalog, bundle, args.package.as_deref(), &key, &opts)
+            .await
+        {
+            Ok(verified) => eprint!("{}", image_trust::verified_text(&verified)),
+            Err(e) => {
+                eprintln!("error: {e}; nothing was created on the cluster");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
     }
     if args.olm_v1 {
         return install_v1(args).await;

@@ -20,6 +20,7 @@ mod catalog_opm;
 mod catalog_site;
 mod deploy;
 mod image;
+mod image_trust;
 mod install;
 mod output;
 mod registry;
@@ -53,9 +54,9 @@ pub enum Command {
     /// registry+v1 bundles: generate, validate, build.
     #[command(subcommand)]
     Bundle(BundleCommand),
-    /// OCI images: build an operator image, push, pull, inspect, copy.
+    /// OCI images: build an operator image, push, pull, inspect, copy; sign, verify, attest.
     #[command(subcommand)]
-    Image(image::ImageCommand),
+    Image(ImageCommands),
     /// Registry credentials: log in and out, where podman and skopeo read them.
     #[command(subcommand)]
     Registry(registry::RegistryCommand),
@@ -100,6 +101,15 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// `olm image ...`: building and moving images, and signing and verifying them.
+#[derive(Debug, Subcommand)]
+pub enum ImageCommands {
+    #[command(flatten)]
+    Move(image::ImageCommand),
+    #[command(flatten)]
+    Trust(image_trust::TrustCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -217,7 +227,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             BundleCommand::Build(a) => bundle::build(a).await,
             BundleCommand::CheckUpgrade(a) => Ok(upgrade_check::check_upgrade(a).await),
         },
-        Command::Image(c) => image::run(c).await,
+        Command::Image(ImageCommands::Move(c)) => image::run(c).await,
+        Command::Image(ImageCommands::Trust(c)) => image_trust::run(c).await,
         Command::Registry(c) => registry::run(c).await,
         Command::Catalog(c) => match c {
             CatalogCommand::Render(a) => catalog::render_cmd(a).await,

@@ -59,6 +59,10 @@ pub struct ReleaseArgs {
     /// OCI layouts.
     #[arg(long, value_name = "HOST")]
     pub registry: Option<String>,
+    /// Sign every image the release makes with this cosign key (instead of release.yaml's
+    /// `signing.key`); the password comes from COSIGN_PASSWORD or is asked without echo.
+    #[arg(long, value_name = "FILE")]
+    pub sign_key: Option<PathBuf>,
     #[command(flatten)]
     pub registry_args: RegistryArgs,
     /// What to print about the upgrade graph at the end (its picture is always written to
@@ -80,6 +84,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         registry: a.registry.clone(),
         registry_opts: a.registry_args.options()?,
         olm_binary: std::env::current_exe()?,
+        sign_key: a.sign_key.clone(),
     };
     let result = release::release(&req, &mut StepLines::new()).await;
     let out = match result {
@@ -95,6 +100,9 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         eprint!("\n{}\n{}\n", StepRow::table(&out.rows), out.files_line());
     }
     let mut text = out.images_table();
+    if !out.signatures.is_empty() {
+        text.push_str(&format!("\n{}", out.signatures_table()));
+    }
     if a.graph != GraphFormat::None {
         text.push_str(&format!("\n{}", out.graph_summary()));
     }

@@ -20,5 +20,6 @@ pub mod generate;
 pub mod mirror_sets;
 pub mod objects;
 pub mod olmv1;
+pub mod signing_policy;
 pub mod types;
 pub mod wait;

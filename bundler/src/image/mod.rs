@@ -23,6 +23,8 @@
 //! - [`sbom`]: the SPDX SBOM of an image we built (files, Debian packages, Rust crates).
 //! - [`operator`]: the operator image (bundle images are built by `bundle::image`, catalog
 //!   images by `serve::image`).
+//! - [`sign`]: signatures and attestations in cosign's formats (keys, payloads, the
+//!   `sha256-<hex>.sig` and `.att` manifests), sign and verify.
 //! - [`transfer`]: one-call moves by reference string (`store`, `copy`, `pull_to_dir`).
 
 pub mod auth;
@@ -38,6 +40,7 @@ pub mod reference;
 pub mod registry;
 pub mod rootfs;
 pub mod sbom;
+pub mod sign;
 pub mod token;
 pub mod transfer;
 pub mod unpack;

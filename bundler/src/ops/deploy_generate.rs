@@ -23,6 +23,15 @@ pub struct DeployRequest {
     pub output: PathBuf,
     /// Compare with the tree on disk; write nothing.
     pub check: bool,
+    /// Also write `policy/`: what makes a cluster require signatures by this key.
+    pub signing: Option<SigningPolicy>,
+}
+
+/// `--verify-key` and the repositories it covers (besides the catalog image's).
+#[derive(Debug, Clone)]
+pub struct SigningPolicy {
+    pub public_key: PathBuf,
+    pub repositories: Vec<String>,
 }
 
 #[derive(Debug, Error)]
@@ -37,6 +46,10 @@ pub enum DeployGenerateError {
     Olmv1(#[from] V1GenerateError),
     #[error("writing the deploy tree")]
     Write(#[source] WriteError),
+    #[error(transparent)]
+    Key(#[from] crate::ops::image_trust::TrustError),
+    #[error("the signature policy: {0}")]
+    Policy(String),
 }
 
 /// What happened.
@@ -89,6 +102,37 @@ impl Deployed {
     }
 }
 
+/// Adds `policy/` for the catalog image's repository and the others named.
+fn add_policy(
+    generated: &mut generate::Generated,
+    req: &DeployRequest,
+    signing: &SigningPolicy,
+) -> Result<(), DeployGenerateError> {
+    // Checked as a key, then written as the file has it.
+    crate::ops::image_trust::load_public_key(&signing.public_key)?;
+    let pem = std::fs::read_to_string(&signing.public_key).map_err(|source| {
+        crate::ops::image_trust::TrustError::Read {
+            path: signing.public_key.clone(),
+            source,
+        }
+    })?;
+    let mut scopes = vec![crate::release::config::repository_of(&req.catalog_image).to_string()];
+    for r in &signing.repositories {
+        let r = crate::release::config::repository_of(r).to_string();
+        if !scopes.contains(&r) {
+            scopes.push(r);
+        }
+    }
+    let name = format!("{}-signed", req.spec.package);
+    for (path, text) in crate::deploy::signing_policy::files(&name, &pem, &scopes)
+        .map_err(DeployGenerateError::Policy)?
+    {
+        generated.tree.insert(path, text);
+    }
+    generated.owned_dirs.push("policy");
+    Ok(())
+}
+
 /// A generated tree and the notes about it (kinds the installer RBAC cannot pin by name).
 pub fn generate(req: &DeployRequest) -> Result<(Deployed, Vec<String>), DeployGenerateError> {
     let spec = req.spec.to_spec(&req.catalog_image)?;
@@ -109,7 +153,10 @@ pub fn generate(req: &DeployRequest) -> Result<(Deployed, Vec<String>), DeployGe
         }
     };
     let notes = olmv1.iter().flat_map(|v| v.rbac.notes.clone()).collect();
-    let generated = generate::generate(&GenerateOptions { spec, plain, olmv1 })?;
+    let mut generated = generate::generate(&GenerateOptions { spec, plain, olmv1 })?;
+    if let Some(signing) = &req.signing {
+        add_policy(&mut generated, req, signing)?;
+    }
     let (tree, root) = (&generated.tree, &req.output);
     if req.check {
         let stale = tree.diff_against(root, &generated.owned_dirs);

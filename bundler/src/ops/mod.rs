@@ -14,6 +14,7 @@ pub mod catalog_template;
 pub mod catalog_validate;
 pub mod deploy_generate;
 pub mod image_output;
+pub mod image_trust;
 pub mod install;
 pub mod mirror;
 pub mod olmv1;

@@ -139,6 +139,16 @@ pub struct ReleaseConfig {
     /// Directory of the OCI layouts images go to without a registry.
     pub layouts: PathBuf,
     pub deploy: Option<DeploySettings>,
+    /// Sign every image the release makes (`olm release --sign-key` wins over it).
+    pub signing: Option<SigningSettings>,
+}
+
+/// `signing`: the key the release signs its images with, cosign's way.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct SigningSettings {
+    /// The private key file (`cosign.key`; its password from COSIGN_PASSWORD or asked).
+    pub key: PathBuf,
 }
 
 impl ReleaseConfig {
@@ -165,6 +175,9 @@ impl ReleaseConfig {
         }
         if let Some(d) = cfg.manifests.dir.as_mut() {
             rel(d);
+        }
+        if let Some(s) = cfg.signing.as_mut() {
+            rel(&mut s.key);
         }
         if let Some(dep) = cfg.deploy.as_mut() {
             rel(&mut dep.output);

@@ -20,6 +20,7 @@ pub mod outputs;
 pub mod plan;
 pub mod prune;
 pub mod rewrite;
+pub mod signatures;
 pub mod tags;
 
 use std::path::{Path, PathBuf};
@@ -91,6 +92,8 @@ pub struct MirrorRequest {
     /// The `olm` binaries the rebuilt catalog image serves with (one per platform).
     pub olm_binaries: Vec<PathBuf>,
     pub registry: RegistryOptions,
+    /// Signatures: carried along (the default), left out, or required.
+    pub signatures: signatures::SignaturePolicy,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -125,6 +128,12 @@ pub enum MirrorError {
         failures.iter().map(Failure::line).collect::<Vec<_>>().join("\n")
     )]
     Incomplete { failures: Vec<Failure> },
+    #[error(
+        "{} image(s) do not verify with --verify-key; nothing of the catalog was copied:\n{}",
+        failures.len(),
+        failures.iter().map(Failure::line).collect::<Vec<_>>().join("\n")
+    )]
+    Unverified { failures: Vec<Failure> },
     #[error("{0}")]
     Io(String),
 }
@@ -493,7 +502,7 @@ enum Copied {
 /// counting blobs into `report`.
 async fn copy_all(
     engine: &Engine,
-    pairs: Vec<(Endpoint, Endpoint, &Planned)>,
+    pairs: &[(Endpoint, Endpoint, &Planned)],
     report: &mut MirrorReport,
 ) -> (usize, usize, Vec<Failure>) {
     let at_once = engine.options().concurrency.max(1);
@@ -532,6 +541,28 @@ async fn copy_all(
     }
     failures.sort_by(|a, b| a.image.cmp(&b.image));
     (copied, present, failures)
+}
+
+/// [`copy_all`] with the signature policy: every image verified first (when asked), and the
+/// signatures of the copied ones copied after them.
+async fn copy_trusted(
+    req: &MirrorRequest,
+    engine: &Engine,
+    pairs: &[(Endpoint, Endpoint, &Planned)],
+    report: &mut MirrorReport,
+) -> Result<(usize, usize, Vec<Failure>), MirrorError> {
+    let mut unverified = signatures::verify_all(engine, &req.signatures, pairs).await;
+    if !unverified.is_empty() {
+        unverified.sort_by(|a, b| a.image.cmp(&b.image));
+        return Err(MirrorError::Unverified {
+            failures: unverified,
+        });
+    }
+    let (copied, present, mut failures) = copy_all(engine, pairs, report).await;
+    let unsigned = signatures::copy_attachments(engine, &req.signatures, pairs, &failures).await;
+    failures.extend(unsigned);
+    failures.sort_by(|a, b| a.image.cmp(&b.image));
+    Ok((copied, present, failures))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -661,7 +692,7 @@ async fn finish_at_registry(
         planned.len(),
         to.registry()
     );
-    let (copied, present, mut failures) = copy_all(engine, pairs, report).await;
+    let (copied, present, mut failures) = copy_trusted(req, engine, &pairs, report).await?;
     if req.digest_tags {
         let (tagged, untagged) = tags::tag_all(engine, planned, &failures).await;
         tracing::info!("{source}: {tagged} image(s) given tags in the mirror");
@@ -818,7 +849,7 @@ async fn catalog_to_archive(
         dir.display(),
         done.len()
     );
-    let pairs = todo
+    let pairs: Vec<_> = todo
         .iter()
         .map(|p| {
             (
@@ -831,7 +862,7 @@ async fn catalog_to_archive(
             )
         })
         .collect();
-    let (copied, present, failures) = copy_all(engine, pairs, report).await;
+    let (copied, present, failures) = copy_trusted(req, engine, &pairs, report).await?;
     if !failures.is_empty() && !req.continue_on_error {
         return Err(MirrorError::Incomplete { failures });
     }

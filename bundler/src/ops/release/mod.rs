@@ -9,6 +9,7 @@
 //! or to a registry, and are referenced by digest everywhere.
 
 mod publish;
+mod sign;
 mod steps;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use crate::release::pin::OperatorImagePin;
 use crate::reproducible::source_date_epoch;
 
 pub use publish::{MadeImage, human};
+pub use sign::SignedImage;
 
 /// What `olm release` was asked to do.
 #[derive(Debug, Clone)]
@@ -49,6 +51,8 @@ pub struct ReleaseRequest {
     pub registry_opts: RegistryOptions,
     /// The `olm` binary the catalog image serves with.
     pub olm_binary: PathBuf,
+    /// Sign every image with this key (instead of the config's `signing.key`).
+    pub sign_key: Option<PathBuf>,
 }
 
 /// How the pipeline reports as it goes (the CLI prints these on stderr).
@@ -123,6 +127,11 @@ impl Released {
         s
     }
 
+    /// The signatures made, one row each (empty without a signing key).
+    pub fn signatures_table(&self) -> String {
+        sign::table(&self.signatures)
+    }
+
     /// The package's upgrade graph as text (`Mermaid` or `Dot`), as `olm catalog graph`
     /// draws it.
     pub fn graph_text(
@@ -173,6 +182,8 @@ pub struct Released {
     pub operator_sbom: Vec<u8>,
     /// Where it was written: `<layouts>/operator.spdx.json`.
     pub operator_sbom_path: PathBuf,
+    /// The signatures and attestations made (none without a signing key).
+    pub signatures: Vec<SignedImage>,
 }
 
 /// A release that did not go through.
@@ -212,6 +223,9 @@ struct Plan {
     publisher: publish::Publisher,
     stage_bundle: PathBuf,
     stage_catalog: PathBuf,
+    /// The signing key (its file, for the summary), loaded before the first step so a wrong
+    /// password costs no build.
+    signer: Option<(PathBuf, crate::image::sign::key::PrivateKey)>,
 }
 
 impl Plan {
@@ -264,7 +278,20 @@ impl Plan {
             cfg.catalog_channels.clone()
         };
         let version = settings.options.version.clone();
+        let signer = match req
+            .sign_key
+            .clone()
+            .or_else(|| cfg.signing.as_ref().map(|s| s.key.clone()))
+        {
+            Some(file) => {
+                let key = crate::ops::image_trust::load_private_key(&file)
+                    .with_context(|| format!("the signing key {}", file.display()))?;
+                Some((file, key))
+            }
+            None => None,
+        };
         Ok(Plan {
+            signer,
             base: req
                 .config
                 .parent()
@@ -381,7 +408,7 @@ pub async fn release(
     );
     let mut steps = Steps {
         rows: Vec::new(),
-        total: if plan.cfg.deploy.is_some() { 9 } else { 8 },
+        total: 8 + usize::from(plan.cfg.deploy.is_some()) + usize::from(plan.signer.is_some()),
         renames: vec![
             (
                 plan.stage_catalog.display().to_string(),
@@ -430,6 +457,14 @@ pub async fn release(
     let catalog_ref = catalog_image.deployed.clone();
     let catalog_record = catalog_image.record;
     images.push(catalog_image.image);
+    let signatures = match plan.signer {
+        None => Vec::new(),
+        Some(_) => step!(
+            steps,
+            "sign images",
+            sign::sign_images(&plan, &images, Some(&operator.sbom)).await
+        ),
+    };
     let deploy = match &plan.cfg.deploy {
         None => None,
         Some(d) => Some(step!(
@@ -453,6 +488,7 @@ pub async fn release(
         channels: Vec::new(),
         operator_sbom: operator.sbom,
         operator_sbom_path: plan.cfg.layouts.join("operator.spdx.json"),
+        signatures,
     };
     let reporter = steps.reporter;
     let mut write = |tree: &FileTree, root: &Path, owned: &[&str]| -> anyhow::Result<()> {
@@ -550,6 +586,7 @@ struct OperatorOutcome {
     record: Option<(PathBuf, OperatorImagePin)>,
     /// The image the CSV (and the plain install) runs, when pinned.
     pinned: Option<String>,
-    /// The image's SPDX 2.3 JSON SBOM.
+    /// The image's SPDX 2.3 JSON SBOM: the signing step attaches it to the operator image as
+    /// a signed attestation.
     sbom: Vec<u8>,
 }

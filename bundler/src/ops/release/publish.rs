@@ -21,6 +21,8 @@ pub struct MadeImage {
     pub size: u64,
     /// Where it was stored, and what the upload did.
     pub stored: String,
+    /// The reference it was stored under (`registry/repo:version` or `oci:DIR:version`).
+    pub location: String,
 }
 
 pub(super) struct Publisher {
@@ -66,6 +68,7 @@ impl Publisher {
                 Some(r) => format!("{dest}: {}", r.summary()),
                 None => format!("wrote {dest}"),
             },
+            location: dest,
         })
     }
 }

@@ -1,0 +1,294 @@
+//! What is signed: the simple-signing payload cosign signs for an image, and the in-toto
+//! statement in a DSSE envelope cosign stores for an attestation. Bytes as Go's
+//! `encoding/json` writes them (keys of maps sorted, `<`, `>`, `&` escaped, no newline), so
+//! a payload we write is the one cosign would write for the same input.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::SignError;
+
+/// The `type` every cosign image signature carries.
+pub const SIGNATURE_TYPE: &str = "cosign container image signature";
+/// DSSE's payload type for in-toto statements.
+pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+/// The statement type cosign writes.
+pub const STATEMENT_V01: &str = "https://in-toto.io/Statement/v0.1";
+const STATEMENT_V1: &str = "https://in-toto.io/Statement/v1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SimpleSigning {
+    pub critical: Critical,
+    /// cosign writes `null` when there are no annotations.
+    pub optional: Option<BTreeMap<String, Value>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Critical {
+    pub identity: Identity,
+    pub image: ImageDigest,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    #[serde(rename = "docker-reference")]
+    pub docker_reference: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageDigest {
+    #[serde(rename = "docker-manifest-digest")]
+    pub docker_manifest_digest: String,
+}
+
+/// JSON as Go's `encoding/json` writes it: object keys sorted (Go maps), HTML characters
+/// escaped.
+pub fn go_json(value: &Value) -> Vec<u8> {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    // Serialising a Value cannot fail.
+    let text = serde_json::to_string(&sorted(value)).unwrap_or_default();
+    crate::grammar::go_json::escape_html(&text).into_bytes()
+}
+
+impl SimpleSigning {
+    /// The payload for `digest` of the repository `identity`, with `annotations` (none:
+    /// `null`).
+    pub fn new(identity: &str, digest: &str, annotations: &BTreeMap<String, String>) -> Self {
+        SimpleSigning {
+            critical: Critical {
+                identity: Identity {
+                    docker_reference: identity.to_string(),
+                },
+                image: ImageDigest {
+                    docker_manifest_digest: digest.to_string(),
+                },
+                kind: SIGNATURE_TYPE.to_string(),
+            },
+            optional: (!annotations.is_empty()).then(|| {
+                annotations
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect()
+            }),
+        }
+    }
+
+    /// The exact bytes cosign signs.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        go_json(&serde_json::to_value(self).unwrap_or_default())
+    }
+
+    pub fn parse(bytes: &[u8]) -> Result<Self, SignError> {
+        let p: SimpleSigning = serde_json::from_slice(bytes).map_err(|e| SignError::Payload {
+            detail: format!("not a simple-signing payload: {e}"),
+        })?;
+        if p.critical.kind != SIGNATURE_TYPE {
+            return Err(SignError::Payload {
+                detail: format!(
+                    "critical.type is {:?}, not {SIGNATURE_TYPE:?}",
+                    p.critical.kind
+                ),
+            });
+        }
+        Ok(p)
+    }
+}
+
+/// The predicate type `cosign attest --type` means for its short names; any other value is a
+/// URI used as is.
+pub fn predicate_type(kind: &str) -> String {
+    match kind {
+        "slsaprovenance" => "https://slsa.dev/provenance/v0.2",
+        "slsaprovenance02" => "https://slsa.dev/provenance/v0.2",
+        "slsaprovenance1" => "https://slsa.dev/provenance/v1",
+        "link" => "https://in-toto.io/Link/v1",
+        "spdx" => "https://spdx.dev/Document",
+        "spdxjson" => "https://spdx.dev/Document",
+        "cyclonedx" => "https://cyclonedx.org/bom",
+        "vuln" => "https://cosign.sigstore.dev/attestation/vuln/v1",
+        "openvex" => "https://openvex.dev/ns",
+        "custom" => "https://cosign.sigstore.dev/attestation/v1",
+        uri => uri,
+    }
+    .to_string()
+}
+
+/// The in-toto statement (v0.1, as `cosign attest` writes) about one image.
+pub fn statement(
+    repository: &str,
+    digest_hex: &str,
+    predicate_type: &str,
+    predicate: Value,
+) -> Vec<u8> {
+    // Field order is the struct's in Go (`_type`, `predicateType`, `subject`, `predicate`);
+    // only the predicate (a Go map) has its keys sorted.
+    let mut top = serde_json::Map::new();
+    top.insert("_type".into(), Value::String(STATEMENT_V01.into()));
+    top.insert("predicateType".into(), Value::String(predicate_type.into()));
+    top.insert(
+        "subject".into(),
+        serde_json::json!([{"name": repository, "digest": {"sha256": digest_hex}}]),
+    );
+    let mut out = serde_json::to_vec(&Value::Object(top)).unwrap_or_default();
+    // Splice the sorted predicate in as the last member.
+    out.pop();
+    out.extend_from_slice(b",\"predicate\":");
+    out.extend_from_slice(&go_json(&predicate));
+    out.push(b'}');
+    out
+}
+
+/// DSSE's pre-authentication encoding: what is actually signed.
+pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "DSSEv1 {} {payload_type} {} ",
+        payload_type.len(),
+        payload.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(payload);
+    out
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Envelope {
+    pub payload_type: String,
+    pub payload: String,
+    pub signatures: Vec<EnvelopeSignature>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnvelopeSignature {
+    #[serde(default)]
+    pub keyid: String,
+    pub sig: String,
+}
+
+impl Envelope {
+    /// An envelope around `statement` with one signature.
+    pub fn new(statement: &[u8], signature: &[u8]) -> Self {
+        Envelope {
+            payload_type: IN_TOTO_PAYLOAD_TYPE.into(),
+            payload: STANDARD.encode(statement),
+            signatures: vec![EnvelopeSignature {
+                keyid: String::new(),
+                sig: STANDARD.encode(signature),
+            }],
+        }
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+/// A statement read back: its predicate type and the subject digests it names.
+#[derive(Debug, Clone)]
+pub struct Statement {
+    pub predicate_type: String,
+    pub subjects: Vec<(String, String)>,
+    pub predicate: Value,
+}
+
+pub fn parse_statement(bytes: &[u8]) -> Result<Statement, SignError> {
+    let bad = |detail: String| SignError::Payload { detail };
+    let v: Value =
+        serde_json::from_slice(bytes).map_err(|e| bad(format!("not an in-toto statement: {e}")))?;
+    let kind = v["_type"].as_str().unwrap_or_default();
+    if kind != STATEMENT_V01 && kind != STATEMENT_V1 {
+        return Err(bad(format!("_type is {kind:?}, not an in-toto statement")));
+    }
+    let subjects = v["subject"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    (
+                        s["name"].as_str().unwrap_or_default().to_string(),
+                        s["digest"]["sha256"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Statement {
+        predicate_type: v["predicateType"].as_str().unwrap_or_default().to_string(),
+        subjects,
+        predicate: v["predicate"].clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_bytes_match_cosign() {
+        let d = format!("sha256:{}", "a".repeat(64));
+        let p = SimpleSigning::new("quay.io/org/app", &d, &BTreeMap::new());
+        assert_eq!(
+            String::from_utf8(p.to_bytes()).unwrap(),
+            format!(
+                r#"{{"critical":{{"identity":{{"docker-reference":"quay.io/org/app"}},"image":{{"docker-manifest-digest":"{d}"}},"type":"cosign container image signature"}},"optional":null}}"#
+            )
+        );
+        let mut a = BTreeMap::new();
+        a.insert("z".to_string(), "1".to_string());
+        a.insert("a".to_string(), "<&>".to_string());
+        let p = SimpleSigning::new("quay.io/org/app", &d, &a);
+        let text = String::from_utf8(p.to_bytes()).unwrap();
+        assert!(
+            text.ends_with(r#""optional":{"a":"\u003c\u0026\u003e","z":"1"}}"#),
+            "{text}"
+        );
+        assert_eq!(SimpleSigning::parse(&p.to_bytes()).unwrap(), p);
+    }
+
+    #[test]
+    fn pae_is_dsse_v1() {
+        assert_eq!(
+            pae("application/vnd.in-toto+json", b"{}"),
+            b"DSSEv1 28 application/vnd.in-toto+json 2 {}".to_vec()
+        );
+    }
+
+    #[test]
+    fn statement_keeps_go_field_order() {
+        let s = statement(
+            "r/a",
+            "ab",
+            "https://spdx.dev/Document",
+            serde_json::json!({"b":1,"a":2}),
+        );
+        assert_eq!(
+            String::from_utf8(s.clone()).unwrap(),
+            r#"{"_type":"https://in-toto.io/Statement/v0.1","predicateType":"https://spdx.dev/Document","subject":[{"name":"r/a","digest":{"sha256":"ab"}}],"predicate":{"a":2,"b":1}}"#
+        );
+        let back = parse_statement(&s).unwrap();
+        assert_eq!(back.subjects, vec![("r/a".to_string(), "ab".to_string())]);
+    }
+}

@@ -1,0 +1,311 @@
+//! Signing and verifying images by reference string: key files and their password
+//! (`COSIGN_PASSWORD`, else asked without echo, as cosign does), then one copy engine for
+//! every image named. `olm image generate-key-pair|sign|verify|attest|verify-attestation`,
+//! the release, the mirror and install all come through here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::atomic_write;
+use crate::image::copy::{Endpoint, Engine};
+use crate::image::reference::{ImageRef, RefError};
+use crate::image::registry::RegistryOptions;
+use crate::image::sign::SignError;
+use crate::image::sign::key::{self, MAX_KEY_FILE, PrivateKey, PublicKey};
+use crate::image::sign::payload;
+use crate::image::sign::trust::{
+    self, Attested, SignOptions, Signed, VerifiedAttestation, VerifiedImage,
+};
+use crate::image::transfer::endpoint;
+
+/// The environment variable cosign reads a key's password from.
+pub const PASSWORD_ENV: &str = "COSIGN_PASSWORD";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {size} bytes is too large for a key file")]
+    KeyTooLarge { path: PathBuf, size: u64 },
+    #[error("{path}: already exists; remove it or pass --force")]
+    Exists { path: PathBuf },
+    #[error("no password: set {PASSWORD_ENV} (stdin is not a terminal to ask on)")]
+    NoPassword,
+    #[error("the passwords do not match")]
+    PasswordMismatch,
+    #[error("cannot read the password: {0}")]
+    Prompt(std::io::Error),
+    #[error("{path}: {detail}")]
+    Predicate { path: PathBuf, detail: String },
+    #[error(transparent)]
+    Ref(#[from] RefError),
+    #[error(transparent)]
+    Sign(#[from] SignError),
+    #[error(transparent)]
+    Write(#[from] atomic_write::WriteError),
+    #[error("reading the catalog to verify its bundle images: {0}")]
+    Catalog(String),
+}
+
+/// The key's password: `COSIGN_PASSWORD` (even empty), else asked on the terminal (twice for
+/// a new key).
+pub fn password(confirm: bool) -> Result<Vec<u8>, TrustError> {
+    if let Some(p) = std::env::var_os(PASSWORD_ENV) {
+        return Ok(p.into_encoded_bytes());
+    }
+    if !super::prompt::can_ask() {
+        return Err(TrustError::NoPassword);
+    }
+    let first =
+        super::prompt::secret("Enter password for private key: ").map_err(TrustError::Prompt)?;
+    if confirm {
+        let again = super::prompt::secret("Enter password for private key again: ")
+            .map_err(TrustError::Prompt)?;
+        if again != first {
+            return Err(TrustError::PasswordMismatch);
+        }
+    }
+    Ok(first.into_bytes())
+}
+
+fn read_key_file(path: &Path) -> Result<Vec<u8>, TrustError> {
+    let read = |source| TrustError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let size = std::fs::metadata(path).map_err(read)?.len();
+    if size > MAX_KEY_FILE {
+        return Err(TrustError::KeyTooLarge {
+            path: path.to_path_buf(),
+            size,
+        });
+    }
+    std::fs::read(path).map_err(read)
+}
+
+/// Loads a private key file; the password is asked for only when it is encrypted.
+pub fn load_private_key(path: &Path) -> Result<PrivateKey, TrustError> {
+    let text = read_key_file(path)?;
+    let mut failed = None;
+    let loaded = PrivateKey::from_pem(&text, &path.display().to_string(), || {
+        password(false).map_err(|e| {
+            let msg = e.to_string();
+            failed = Some(e);
+            SignError::Payload { detail: msg }
+        })
+    });
+    match (loaded, failed) {
+        (Ok(k), _) => Ok(k),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(e.into()),
+    }
+}
+
+pub fn load_public_key(path: &Path) -> Result<PublicKey, TrustError> {
+    let text = read_key_file(path)?;
+    Ok(PublicKey::from_pem(&text, &path.display().to_string())?)
+}
+
+/// Writes `<prefix>.key` (encrypted, mode 0600) and `<prefix>.pub`; refuses to replace
+/// existing files unless `force`.
+pub fn generate_key_pair(prefix: &str, force: bool) -> Result<(PathBuf, PathBuf), TrustError> {
+    let private = PathBuf::from(format!("{prefix}.key"));
+    let public = PathBuf::from(format!("{prefix}.pub"));
+    for p in [&private, &public] {
+        if !force && p.exists() {
+            return Err(TrustError::Exists { path: p.clone() });
+        }
+    }
+    let files = key::generate_key_pair(&password(true)?)?;
+    atomic_write::write_atomic_private(&private, files.private_pem.as_bytes())?;
+    atomic_write::write_atomic(&public, files.public_pem.as_bytes())?;
+    Ok((private, public))
+}
+
+fn endpoints(refs: &[String]) -> Result<Vec<Endpoint>, TrustError> {
+    refs.iter()
+        .map(|r| Ok(endpoint(&ImageRef::parse(r)?)))
+        .collect()
+}
+
+/// Signs each image.
+pub async fn sign(
+    refs: &[String],
+    opts: &SignOptions<'_>,
+    registry: &RegistryOptions,
+) -> Result<Vec<Signed>, TrustError> {
+    let engine = Engine::new(registry);
+    let mut out = Vec::new();
+    for e in endpoints(refs)? {
+        out.extend(trust::sign(&engine, &e, opts).await?);
+    }
+    engine.finish();
+    Ok(out)
+}
+
+/// Verifies each image; the first that does not verify is the error.
+pub async fn verify(
+    refs: &[String],
+    key: &PublicKey,
+    identity: Option<&str>,
+    registry: &RegistryOptions,
+) -> Result<Vec<VerifiedImage>, TrustError> {
+    let engine = Engine::new(registry);
+    let mut out = Vec::new();
+    for e in endpoints(refs)? {
+        out.push(trust::verify(&engine, &e, key, identity).await?);
+    }
+    engine.finish();
+    Ok(out)
+}
+
+/// Reads a predicate file: JSON, at most 64 MiB.
+pub fn read_predicate(path: &Path) -> Result<serde_json::Value, TrustError> {
+    let bad = |detail: String| TrustError::Predicate {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let size = std::fs::metadata(path)
+        .map_err(|source| TrustError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    if size > crate::image::sign::store::MAX_LAYER / 2 {
+        return Err(bad(format!("{size} bytes is too large for a predicate")));
+    }
+    let text = std::fs::read(path).map_err(|source| TrustError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&text).map_err(|e| bad(format!("not JSON: {e}")))
+}
+
+/// Attaches a signed attestation of `kind` (cosign's `--type`: spdxjson, cyclonedx, custom
+/// or a URI) with the predicate in `predicate_file` to each image.
+pub async fn attest(
+    refs: &[String],
+    key: &PrivateKey,
+    kind: &str,
+    predicate_file: &Path,
+    registry: &RegistryOptions,
+) -> Result<Vec<Attested>, TrustError> {
+    let predicate = read_predicate(predicate_file)?;
+    let predicate_type = payload::predicate_type(kind);
+    let engine = Engine::new(registry);
+    let mut out = Vec::new();
+    for e in endpoints(refs)? {
+        out.push(trust::attest(&engine, &e, key, &predicate_type, predicate.clone(), None).await?);
+    }
+    engine.finish();
+    Ok(out)
+}
+
+/// One image's verified attestations.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AttestationReport {
+    pub reference: String,
+    pub digest: String,
+    pub attestations: Vec<VerifiedAttestation>,
+}
+
+/// Verifies each image's attestations (of `kind` when given).
+pub async fn verify_attestations(
+    refs: &[String],
+    key: &PublicKey,
+    kind: Option<&str>,
+    registry: &RegistryOptions,
+) -> Result<Vec<AttestationReport>, TrustError> {
+    let wanted = kind.map(payload::predicate_type);
+    let engine = Engine::new(registry);
+    let mut out = Vec::new();
+    for (r, e) in refs.iter().zip(endpoints(refs)?) {
+        let (digest, attestations) =
+            trust::verify_attestations(&engine, &e, key, wanted.as_deref()).await?;
+        out.push(AttestationReport {
+            reference: r.clone(),
+            digest,
+            attestations,
+        });
+    }
+    engine.finish();
+    Ok(out)
+}
+
+/// `k=v` annotations (`--annotation`).
+pub fn parse_annotations(items: &[String]) -> Result<BTreeMap<String, String>, String> {
+    items
+        .iter()
+        .map(|a| {
+            a.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| format!("--annotation {a:?}: expected KEY=VALUE"))
+        })
+        .collect()
+}
+
+/// The text report of verified images: who signed what.
+pub fn verified_text(images: &[VerifiedImage]) -> String {
+    let mut out = String::new();
+    for i in images {
+        out.push_str(&format!(
+            "Verified {}: {} signature(s) valid with the key\n",
+            i.reference,
+            i.signatures.len()
+        ));
+        for s in &i.signatures {
+            out.push_str(&format!("  identity: {}", s.identity));
+            if !s.annotations.is_empty() {
+                let a: Vec<String> = s
+                    .annotations
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "{k}={}",
+                            v.as_str().map_or_else(|| v.to_string(), str::to_string)
+                        )
+                    })
+                    .collect();
+                out.push_str(&format!("  annotations: {}", a.join(", ")));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// What `olm install --verify-key` checks before it creates anything: the catalog image and
+/// the image of every bundle of `package` it lists, and a bundle image installed directly.
+pub async fn verify_install(
+    catalog: Option<&str>,
+    bundle: Option<&str>,
+    package: Option<&str>,
+    key: &PublicKey,
+    registry: &RegistryOptions,
+) -> Result<Vec<VerifiedImage>, TrustError> {
+    let mut images: Vec<String> = catalog
+        .iter()
+        .chain(bundle.iter())
+        .map(|s| s.to_string())
+        .collect();
+    if let Some(catalog) = catalog {
+        let cfg = super::catalog_filter::read_catalog(catalog, registry, None)
+            .await
+            .map_err(|e| TrustError::Catalog(e.to_string()))?;
+        let mut bundles: Vec<String> = cfg
+            .bundles
+            .iter()
+            .filter(|b| package.is_none_or(|p| b.package == p))
+            .map(|b| b.image.clone())
+            .filter(|i| !i.is_empty())
+            .collect();
+        bundles.sort();
+        bundles.dedup();
+        images.extend(bundles);
+    }
+    verify(&images, key, None, registry).await
+}

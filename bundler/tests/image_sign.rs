@@ -1,0 +1,616 @@
+//! Signing and verifying images, checked by an independent verifier: a Python script
+//! (tests/support/cosign_check.py, python3's cryptography and PyNaCl) written from cosign's
+//! formats reads the `.sig`/`.att` manifests from a real registry or an OCI layout and checks
+//! the payloads and ECDSA signatures, and makes and opens cosign-format key files. Then the
+//! refusals: a changed tag, payload or signature, another digest's signature, another key.
+
+#[path = "support/foreign_elf.rs"]
+mod foreign_elf;
+#[path = "support/registry.rs"]
+mod registry;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
+
+use registry::prerequisite::missing;
+use registry::{Registry, Variant};
+
+const PASSWORD: &str = "correct horse";
+
+fn olm(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(args)
+        .env("COSIGN_PASSWORD", PASSWORD)
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .env("XDG_RUNTIME_DIR", "/nonexistent")
+        .env("HOME", "/nonexistent")
+        .output()
+        .expect("run olm");
+    eprintln!(
+        "$ olm {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn ok(out: Output) -> String {
+    assert!(out.status.success(), "failed: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The stderr of a run that must fail with exit code 1.
+fn refused(out: Output) -> String {
+    assert_eq!(out.status.code(), Some(1), "expected exit 1: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A python3 with cryptography and PyNaCl (Debian's, where scripts/test.sh installs them).
+fn python() -> Option<&'static str> {
+    let found = ["/usr/bin/python3", "python3"].into_iter().find(|p| {
+        Command::new(p)
+            .args(["-c", "import cryptography, nacl.secret"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if found.is_none() {
+        missing("python3 with cryptography and nacl (python3-cryptography, python3-nacl)");
+    }
+    found
+}
+
+fn checker(py: &str, args: &[&str]) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/cosign_check.py");
+    let out = Command::new(py)
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("run python3");
+    eprintln!(
+        "$ cosign_check.py {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn checked(py: &str, args: &[&str]) {
+    let out = checker(py, args);
+    assert!(out.status.success(), "independent check failed: {args:?}");
+}
+
+fn digest_of(pinned: &str) -> String {
+    pinned.trim().rsplit_once('@').unwrap().1.to_string()
+}
+
+fn keypair(dir: &Path, prefix: &str) -> (String, String) {
+    let p = dir.join(prefix).display().to_string();
+    ok(olm(&[
+        "image",
+        "generate-key-pair",
+        "--output-key-prefix",
+        &p,
+    ]));
+    (format!("{p}.key"), format!("{p}.pub"))
+}
+
+fn build(binary: &str, to: &str, push: bool) -> String {
+    let mut args = vec![
+        "image",
+        "build",
+        "--binary",
+        binary,
+        "-t",
+        to,
+        "--no-ca-certs",
+    ];
+    if push {
+        args.push("--push");
+    }
+    digest_of(&ok(olm(&args)))
+}
+
+#[test]
+fn key_files_are_cosigns_both_ways() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Ours opens in the independent implementation.
+    let (key, public) = keypair(dir.path(), "cosign");
+    let text = std::fs::read_to_string(&key).unwrap();
+    assert!(text.starts_with("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\n"));
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(
+        std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    checked(py, &["open-key", &key, PASSWORD, &public]);
+    // A second run does not overwrite.
+    let again = olm(&[
+        "image",
+        "generate-key-pair",
+        "--output-key-prefix",
+        &dir.path().join("cosign").display().to_string(),
+    ]);
+    assert!(refused(again).contains("already exists"));
+
+    // Keys written the way cosign writes them sign images the independent verifier accepts.
+    let layout = dir.path().join("lay");
+    let image = format!("oci:{}:v1", layout.display());
+    let digest = build("/bin/true", &image, false);
+    let identity = layout.display().to_string();
+    for label in [
+        "ENCRYPTED SIGSTORE PRIVATE KEY",
+        "ENCRYPTED COSIGN PRIVATE KEY",
+        "PRIVATE KEY",
+        "EC PRIVATE KEY",
+    ] {
+        let kdir = tempfile::tempdir().unwrap();
+        let k = kdir.path().display().to_string();
+        checked(py, &["make-key", &k, PASSWORD, label]);
+        let (kp, kpub) = (format!("{k}/key.pem"), format!("{k}/key.pub"));
+        ok(olm(&["image", "sign", &image, "--key", &kp]));
+        ok(olm(&["image", "verify", &image, "--key", &kpub]));
+        checked(
+            py,
+            &[
+                "verify",
+                &format!("oci:{}", layout.display()),
+                &digest,
+                &kpub,
+                &identity,
+            ],
+        );
+    }
+    // The wrong password is said so, without the password.
+    let wrong = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(["image", "sign", &image, "--key", &key])
+        .env("COSIGN_PASSWORD", "not it")
+        .output()
+        .unwrap();
+    let err = refused(wrong);
+    assert!(
+        err.contains("wrong password") && !err.contains("not it"),
+        "{err}"
+    );
+}
+
+#[test]
+fn registry_signatures_verify_independently_and_tampering_is_refused() {
+    let Some(py) = python() else { return };
+    let Some(reg) = Registry::start(Variant::Plain) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "cosign");
+    let (_, other_public) = keypair(dir.path(), "other");
+    let image = reg.image("org/app:v1");
+    let digest = build("/bin/true", &image, true);
+    let repo = format!("http://{}/org/app", reg.addr);
+    let identity = format!("{}/org/app", reg.addr);
+
+    // Unsigned: refused with the reason.
+    let err = refused(olm(&["image", "verify", &image, "--key", &public]));
+    assert!(err.contains("no signatures"), "{err}");
+
+    let started = Instant::now();
+    let out = ok(olm(&[
+        "image",
+        "sign",
+        &image,
+        "--key",
+        &key,
+        "-a",
+        "git-sha=abc123",
+        "-o",
+        "json",
+    ]));
+    eprintln!(
+        "sign (debug build, with key decryption): {:?}",
+        started.elapsed()
+    );
+    let signed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(signed[0]["digest"], digest.as_str());
+    assert_eq!(signed[0]["identity"], identity.as_str());
+    assert_eq!(signed[0]["added"], true);
+    // The same payload again adds nothing.
+    let again: serde_json::Value = serde_json::from_str(&ok(olm(&[
+        "image",
+        "sign",
+        &image,
+        "--key",
+        &key,
+        "-a",
+        "git-sha=abc123",
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(again[0]["added"], false);
+    checked(py, &["verify", &repo, &digest, &public, &identity]);
+
+    let started = Instant::now();
+    let report: serde_json::Value = serde_json::from_str(&ok(olm(&[
+        "image", "verify", &image, "--key", &public, "-o", "json",
+    ])))
+    .unwrap();
+    eprintln!("verify (debug build): {:?}", started.elapsed());
+    assert_eq!(report[0]["digest"], digest.as_str());
+    assert_eq!(report[0]["signatures"].as_array().unwrap().len(), 1);
+    assert_eq!(report[0]["signatures"][0]["identity"], identity.as_str());
+    assert_eq!(
+        report[0]["signatures"][0]["annotations"]["git-sha"],
+        "abc123"
+    );
+    ok(olm(&[
+        "image",
+        "verify",
+        &image,
+        "--key",
+        &public,
+        "--identity",
+        &identity,
+    ]));
+
+    // Another identity, another key.
+    let err = refused(olm(&[
+        "image",
+        "verify",
+        &image,
+        "--key",
+        &public,
+        "--identity",
+        "quay.io/org/app",
+    ]));
+    assert!(err.contains("not quay.io/org/app"), "{err}");
+    let err = refused(olm(&["image", "verify", &image, "--key", &other_public]));
+    assert!(err.contains("does not verify with the key"), "{err}");
+
+    // A signature from a second key is appended; both keys verify.
+    let (key2, public2) = keypair(dir.path(), "second");
+    ok(olm(&["image", "sign", &image, "--key", &key2]));
+    ok(olm(&["image", "verify", &image, "--key", &public2]));
+    ok(olm(&["image", "verify", &image, "--key", &public]));
+    checked(py, &["verify", &repo, &digest, &public2, &identity]);
+
+    // The tag moved to another image (a changed layer makes a new digest): its signatures are
+    // not the old image's.
+    let other_digest = build("/bin/false", &image, true);
+    assert_ne!(other_digest, digest);
+    let err = refused(olm(&["image", "verify", &image, "--key", &public]));
+    assert!(
+        err.contains("no signatures") && err.contains(&other_digest),
+        "{err}"
+    );
+    // The old image's signature copied onto the new one: signs another digest.
+    let old_sig = format!("{}/org/app:sha256-{}.sig", reg.addr, &digest[7..]);
+    let new_sig = format!("{}/org/app:sha256-{}.sig", reg.addr, &other_digest[7..]);
+    ok(olm(&["image", "copy", &old_sig, &new_sig]));
+    let err = refused(olm(&["image", "verify", &image, "--key", &public]));
+    assert!(
+        err.contains(&format!(
+            "signs {digest}, not the image's digest {other_digest}"
+        )),
+        "{err}"
+    );
+    let out = checker(py, &["verify", &repo, &other_digest, &public, &identity]);
+    assert!(
+        !out.status.success(),
+        "the independent verifier accepted another digest's signature"
+    );
+}
+
+/// Rewrites the first layer of the layout's `tag` manifest with `edit` (payload bytes and
+/// annotations), storing the new blobs and manifest, as a tamperer with write access would.
+fn tamper(layout: &Path, tag: &str, edit: impl Fn(&mut Vec<u8>, &mut serde_json::Value)) {
+    let index_path = layout.join("index.json");
+    let mut index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&index_path).unwrap()).unwrap();
+    let entry = index["manifests"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == tag)
+        .unwrap();
+    let blob = |d: &str| layout.join("blobs/sha256").join(&d[7..]);
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(blob(entry["digest"].as_str().unwrap())).unwrap())
+            .unwrap();
+    let layer = &mut manifest["layers"][0];
+    let mut payload = std::fs::read(blob(layer["digest"].as_str().unwrap())).unwrap();
+    edit(&mut payload, &mut layer["annotations"]);
+    let put = |bytes: &[u8]| {
+        use sha2::Digest as _;
+        let d = format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)));
+        std::fs::write(blob(&d), bytes).unwrap();
+        d
+    };
+    layer["digest"] = put(&payload).into();
+    layer["size"] = payload.len().into();
+    let bytes = serde_json::to_vec(&manifest).unwrap();
+    entry["digest"] = put(&bytes).into();
+    entry["size"] = bytes.len().into();
+    std::fs::write(&index_path, serde_json::to_vec(&index).unwrap()).unwrap();
+}
+
+#[test]
+fn layout_tampering_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "cosign");
+    let fresh = |name: &str| {
+        let layout = dir.path().join(name);
+        let image = format!("oci:{}:v1", layout.display());
+        let digest = build("/bin/true", &image, false);
+        ok(olm(&[
+            "image",
+            "sign",
+            &image,
+            "--key",
+            &key,
+            "--identity",
+            "quay.io/org/app",
+        ]));
+        ok(olm(&[
+            "image",
+            "verify",
+            &image,
+            "--key",
+            &public,
+            "--identity",
+            "quay.io/org/app",
+        ]));
+        (layout, image, format!("sha256-{}.sig", &digest[7..]))
+    };
+
+    let (layout, image, sig) = fresh("payload");
+    tamper(&layout, &sig, |payload, _| {
+        let text = String::from_utf8(payload.clone())
+            .unwrap()
+            .replace("quay.io/org/app", "quay.io/evil/app");
+        *payload = text.into_bytes();
+    });
+    let err = refused(olm(&["image", "verify", &image, "--key", &public]));
+    assert!(err.contains("does not verify with the key"), "{err}");
+
+    let (layout, image, sig) = fresh("signature");
+    tamper(&layout, &sig, |_, annotations| {
+        let s = annotations["dev.cosignproject.cosign/signature"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut raw = base64_decode(&s);
+        let last = raw.len() - 1;
+        raw[last] ^= 1;
+        annotations["dev.cosignproject.cosign/signature"] = base64_encode(&raw).into();
+    });
+    let err = refused(olm(&["image", "verify", &image, "--key", &public]));
+    assert!(err.contains("does not verify with the key"), "{err}");
+
+    let (layout, image, sig) = fresh("garbage");
+    tamper(&layout, &sig, |_, annotations| {
+        annotations["dev.cosignproject.cosign/signature"] = "not base64!".into();
+    });
+    let err = refused(olm(&["image", "verify", &image, "--key", &public]));
+    assert!(err.contains("not base64"), "{err}");
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(s).unwrap()
+}
+
+fn base64_encode(b: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+#[test]
+fn attestations_verify_independently() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "cosign");
+    let (_, other) = keypair(dir.path(), "other");
+    let layout = dir.path().join("lay");
+    let image = format!("oci:{}:v1", layout.display());
+    let digest = build("/bin/true", &image, false);
+    let predicate: PathBuf = dir.path().join("sbom.spdx.json");
+    std::fs::write(
+        &predicate,
+        r#"{"spdxVersion":"SPDX-2.3","name":"app","packages":[]}"#,
+    )
+    .unwrap();
+    let p = predicate.display().to_string();
+    ok(olm(&[
+        "image",
+        "attest",
+        &image,
+        "--key",
+        &key,
+        "--predicate",
+        &p,
+        "--type",
+        "spdxjson",
+    ]));
+    let out = ok(olm(&[
+        "image",
+        "verify-attestation",
+        &image,
+        "--key",
+        &public,
+        "--type",
+        "spdxjson",
+    ]));
+    assert!(out.contains("https://spdx.dev/Document"), "{out}");
+    checked(
+        py,
+        &[
+            "verify-att",
+            &format!("oci:{}", layout.display()),
+            &digest,
+            &public,
+            "https://spdx.dev/Document",
+        ],
+    );
+    let err = refused(olm(&[
+        "image",
+        "verify-attestation",
+        &image,
+        "--key",
+        &other,
+    ]));
+    assert!(err.contains("no envelope signature verifies"), "{err}");
+    let err = refused(olm(&[
+        "image",
+        "verify-attestation",
+        &image,
+        "--key",
+        &public,
+        "--type",
+        "cyclonedx",
+    ]));
+    assert!(err.contains("not https://cyclonedx.org/bom"), "{err}");
+}
+
+#[test]
+fn deploy_generate_writes_the_signature_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, public) = keypair(dir.path(), "cosign");
+    let out = dir.path().join("deploy").display().to_string();
+    ok(olm(&[
+        "deploy",
+        "generate",
+        "--catalog-image",
+        "quay.io/org/catalog:v1",
+        "--package",
+        "op",
+        "--verify-key",
+        &public,
+        "--signed-repository",
+        "quay.io/org/op@sha256:00",
+        "--signed-repository",
+        "quay.io/org/op-bundle:v1",
+        "-o",
+        &out,
+    ]));
+    let pem = std::fs::read_to_string(&public).unwrap();
+    let scopes = [
+        "quay.io/org/catalog",
+        "quay.io/org/op",
+        "quay.io/org/op-bundle",
+    ];
+    let cip =
+        std::fs::read_to_string(dir.path().join("deploy/policy/clusterimagepolicy.yaml")).unwrap();
+    assert!(
+        cip.contains("kind: ClusterImagePolicy") && cip.contains("policyType: PublicKey"),
+        "{cip}"
+    );
+    assert!(cip.contains(&base64_encode(pem.as_bytes())), "{cip}");
+    for s in scopes {
+        assert!(cip.contains(&format!("- {s}\n")), "{s}: {cip}");
+    }
+    let policy: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("deploy/policy/policy.json")).unwrap(),
+    )
+    .unwrap();
+    for s in scopes {
+        let req = &policy["transports"]["docker"][s][0];
+        assert_eq!(req["type"], "sigstoreSigned");
+        assert_eq!(
+            base64_decode(req["keyData"].as_str().unwrap()),
+            pem.as_bytes()
+        );
+        assert_eq!(req["signedIdentity"]["type"], "matchRepository");
+    }
+    let regd =
+        std::fs::read_to_string(dir.path().join("deploy/policy/registries.d/op-signed.yaml"))
+            .unwrap();
+    assert!(regd.contains("use-sigstore-attachments: true"), "{regd}");
+    // A file that is not a public key is refused, naming it.
+    let err = refused(olm(&[
+        "deploy",
+        "generate",
+        "--catalog-image",
+        "quay.io/org/catalog:v1",
+        "--package",
+        "op",
+        "--verify-key",
+        &dir.path().join("cosign.key").display().to_string(),
+        "-o",
+        &out,
+    ]));
+    assert!(
+        err.contains("cosign.key") && err.contains("public key"),
+        "{err}"
+    );
+}
+
+#[test]
+fn recursive_signing_covers_each_platform_of_an_index() {
+    let Some(arm) = foreign_elf::busybox("arm64") else {
+        return;
+    };
+    let Some(reg) = Registry::start(Variant::Plain) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "cosign");
+    let image = reg.image("org/multi:v1");
+    let arm = arm.display().to_string();
+    let index = digest_of(&ok(olm(&[
+        "image",
+        "build",
+        "--no-ca-certs",
+        "--binary",
+        "/bin/true",
+        "--binary",
+        &arm,
+        "-t",
+        &image,
+        "--push",
+    ])));
+    let raw = ok(olm(&["image", "inspect", &image, "--raw"]));
+    let manifests: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    let children: Vec<String> = manifests["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["digest"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(children.len(), 2);
+    let by_digest = |d: &str| format!("{}/org/multi@{d}", reg.addr);
+    // Without --recursive only the index is signed.
+    ok(olm(&["image", "sign", &image, "--key", &key]));
+    ok(olm(&[
+        "image",
+        "verify",
+        &by_digest(&index),
+        "--key",
+        &public,
+    ]));
+    let err = refused(olm(&[
+        "image",
+        "verify",
+        &by_digest(&children[0]),
+        "--key",
+        &public,
+    ]));
+    assert!(err.contains("no signatures"), "{err}");
+    let signed: serde_json::Value = serde_json::from_str(&ok(olm(&[
+        "image",
+        "sign",
+        &image,
+        "--key",
+        &key,
+        "--recursive",
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(signed.as_array().unwrap().len(), 3);
+    for d in &children {
+        ok(olm(&["image", "verify", &by_digest(d), "--key", &public]));
+    }
+}

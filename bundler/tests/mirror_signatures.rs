@@ -1,0 +1,347 @@
+//! Signatures survive `olm catalog mirror` (Debian's docker-registry, several at once): signed
+//! images mirrored to a second registry, and through an archive to a third, verify there with
+//! the same key and the original identity; `--remove-signatures` leaves them behind;
+//! `--verify-key` stops a catalog with an unsigned image before anything is copied.
+
+#[path = "support/registry.rs"]
+mod registry;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use registry::{Registry, Variant, have};
+use serde_json::json;
+
+fn olm(home: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(args)
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .env_remove("OLM_REGISTRY_CREDS")
+        .env("HOME", home)
+        .env("XDG_RUNTIME_DIR", home.join("run"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .env("COSIGN_PASSWORD", "pw")
+        .output()
+        .expect("run olm");
+    eprintln!(
+        "$ olm {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn ok(out: Output) -> String {
+    assert!(out.status.success(), "failed: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+struct Fixture {
+    home: tempfile::TempDir,
+    catalog: PathBuf,
+    /// Pinned references in the source registry.
+    bundle: String,
+    operator: String,
+    key: String,
+    public: String,
+}
+
+fn build(home: &Path, binary: &str, to: &str) -> String {
+    ok(olm(
+        home,
+        &[
+            "image",
+            "build",
+            "--no-ca-certs",
+            "--binary",
+            binary,
+            "-t",
+            to,
+            "--push",
+        ],
+    ))
+    .trim()
+    .to_string()
+}
+
+/// One package whose bundle uses an operator image, both in `src` by digest; the bundle
+/// image is signed, the operator image only when `sign_operator`.
+fn fixture(src: &Registry, sign_operator: bool) -> Fixture {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let bundle = build(h, "/bin/true", &src.image("org/app-bundle:v1"));
+    let operator = build(h, "/bin/false", &src.image("org/app:v1"));
+    let prefix = h.join("cosign").display().to_string();
+    ok(olm(
+        h,
+        &["image", "generate-key-pair", "--output-key-prefix", &prefix],
+    ));
+    let (key, public) = (format!("{prefix}.key"), format!("{prefix}.pub"));
+    ok(olm(h, &["image", "sign", &bundle, "--key", &key]));
+    if sign_operator {
+        ok(olm(
+            h,
+            &["image", "sign", &operator, "--key", &key, "--recursive"],
+        ));
+    }
+    let catalog = h.join("catalog");
+    std::fs::create_dir_all(catalog.join("app")).unwrap();
+    let blobs = [
+        json!({"schema": "olm.package", "name": "app", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "name": "stable", "package": "app", "entries": [{"name": "app.v1.0.0"}]}),
+        json!({
+            "schema": "olm.bundle", "name": "app.v1.0.0", "package": "app", "image": bundle,
+            "properties": [{"type": "olm.package", "value": {"packageName": "app", "version": "1.0.0"}}],
+            "relatedImages": [{"name": "", "image": bundle}, {"name": "operator", "image": operator}],
+        }),
+    ];
+    let text: String = blobs
+        .iter()
+        .map(|b| serde_json::to_string_pretty(b).unwrap() + "\n")
+        .collect();
+    std::fs::write(catalog.join("app/catalog.json"), text).unwrap();
+    Fixture {
+        home,
+        catalog,
+        bundle,
+        operator,
+        key,
+        public,
+    }
+}
+
+/// `image` of `src` as mirrored under `to`, and its original repository (the identity).
+fn moved(image: &str, src: &Registry, to: &str) -> (String, String) {
+    let path = image.strip_prefix(&format!("{}/", src.addr)).unwrap();
+    let repo = image.split('@').next().unwrap().to_string();
+    (format!("{to}/{path}"), repo)
+}
+
+fn verifies(f: &Fixture, image: &str, identity: &str) -> bool {
+    olm(
+        f.home.path(),
+        &[
+            "image",
+            "verify",
+            image,
+            "--key",
+            &f.public,
+            "--identity",
+            identity,
+        ],
+    )
+    .status
+    .success()
+}
+
+#[test]
+fn signatures_travel_to_a_registry_and_through_an_archive() {
+    if !have("docker-registry") {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let f = fixture(&src, true);
+    let h = f.home.path();
+    let catalog = f.catalog.display().to_string();
+
+    let to = dst.image("direct");
+    let out = h.join("out1").display().to_string();
+    ok(olm(
+        h,
+        &[
+            "catalog", "mirror", &catalog, "--to", &to, "--full", "--output", &out,
+        ],
+    ));
+    for image in [&f.bundle, &f.operator] {
+        let (mirrored, identity) = moved(image, &src, &to);
+        assert!(
+            verifies(&f, &mirrored, &identity),
+            "{mirrored} does not verify"
+        );
+        // By key alone, as cosign verify does.
+        ok(olm(h, &["image", "verify", &mirrored, "--key", &f.public]));
+    }
+
+    let archive = h.join("usb").display().to_string();
+    ok(olm(
+        h,
+        &[
+            "catalog",
+            "mirror",
+            &catalog,
+            "--to-archive",
+            &archive,
+            "--full",
+        ],
+    ));
+    let to = dst.image("inside");
+    let out = h.join("out2").display().to_string();
+    ok(olm(
+        h,
+        &[
+            "catalog",
+            "mirror",
+            "--from-archive",
+            &archive,
+            "--to",
+            &to,
+            "--output",
+            &out,
+        ],
+    ));
+    for image in [&f.bundle, &f.operator] {
+        let (mirrored, identity) = moved(image, &src, &to);
+        assert!(
+            verifies(&f, &mirrored, &identity),
+            "{mirrored} does not verify after the archive"
+        );
+    }
+
+    let to = dst.image("bare");
+    let out = h.join("out3").display().to_string();
+    ok(olm(
+        h,
+        &[
+            "catalog",
+            "mirror",
+            &catalog,
+            "--to",
+            &to,
+            "--full",
+            "--remove-signatures",
+            "--output",
+            &out,
+        ],
+    ));
+    let (mirrored, _) = moved(&f.bundle, &src, &to);
+    let refused = olm(h, &["image", "verify", &mirrored, "--key", &f.public]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no signatures"));
+}
+
+#[test]
+fn verify_key_stops_an_unsigned_catalog_before_anything_is_copied() {
+    if !have("docker-registry") {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let f = fixture(&src, false);
+    let h = f.home.path();
+    let catalog = f.catalog.display().to_string();
+    let to = dst.image("checked");
+    let out = h.join("out").display().to_string();
+    let refused = olm(
+        h,
+        &[
+            "catalog",
+            "mirror",
+            &catalog,
+            "--to",
+            &to,
+            "--full",
+            "--verify-key",
+            &f.public,
+            "--output",
+            &out,
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("do not verify with --verify-key") && err.contains(&f.operator),
+        "{err}"
+    );
+    assert!(
+        !err.contains(&format!("{} (used by", f.bundle)),
+        "the signed bundle image is not listed: {err}"
+    );
+    // Nothing reached the destination, not even the signed bundle image.
+    let (bundle_there, _) = moved(&f.bundle, &src, &to);
+    assert!(
+        !olm(h, &["image", "inspect", &bundle_there])
+            .status
+            .success()
+    );
+
+    ok(olm(h, &["image", "sign", &f.operator, "--key", &f.key]));
+    ok(olm(
+        h,
+        &[
+            "catalog",
+            "mirror",
+            &catalog,
+            "--to",
+            &to,
+            "--full",
+            "--verify-key",
+            &f.public,
+            "--output",
+            &out,
+        ],
+    ));
+    let (operator_there, identity) = moved(&f.operator, &src, &to);
+    assert!(verifies(&f, &operator_there, &identity));
+}
+
+#[test]
+fn install_verifies_the_catalog_and_its_bundles_before_touching_the_cluster() {
+    if !have("docker-registry") {
+        return;
+    }
+    let Some(src) = Registry::start(Variant::Plain) else {
+        return;
+    };
+    let f = fixture(&src, false);
+    let h = f.home.path();
+    let catalog = f.catalog.display().to_string();
+    let image = src.image("org/catalog:v1");
+    ok(olm(
+        h,
+        &["catalog", "build", &catalog, "-t", &image, "--push"],
+    ));
+    let install = |h: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_olm"))
+            .args([
+                "install",
+                "--catalog",
+                &image,
+                "--package",
+                "app",
+                "--verify-key",
+                &f.public,
+            ])
+            .env("HOME", h)
+            .env("KUBECONFIG", h.join("no-such-kubeconfig"))
+            .output()
+            .unwrap()
+    };
+    let refused = install(h);
+    let err = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no signatures") && err.contains("nothing was created on the cluster"),
+        "{err}"
+    );
+
+    ok(olm(h, &["image", "sign", &image, "--key", &f.key]));
+    let out = install(h);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    // Both verified; then the missing cluster stops it.
+    assert!(err.contains(&format!("Verified {image}")), "{err}");
+    assert!(err.contains(&format!("Verified {}", f.bundle)), "{err}");
+    assert!(!out.status.success());
+}
