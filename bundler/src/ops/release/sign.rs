@@ -4,7 +4,6 @@
 //! to; and the operator image's SBOM, when its build wrote one, attached as a signed SPDX
 //! attestation.
 
-
 use anyhow::Context as _;
 
 use super::Plan;
