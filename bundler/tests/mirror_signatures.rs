@@ -345,3 +345,61 @@ fn install_verifies_the_catalog_and_its_bundles_before_touching_the_cluster() {
     assert!(err.contains(&format!("Verified {}", f.bundle)), "{err}");
     assert!(!out.status.success());
 }
+
+/// What the mirror makes itself (the filtered catalog image; with --rewrite-references the
+/// rebuilt bundles too) no original signature covers: `--sign-key` signs it with the user's
+/// key, under its own repository in the mirror.
+#[test]
+fn sign_key_signs_the_catalog_image_the_mirror_builds() {
+    if !have("docker-registry") {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let f = fixture(&src, true);
+    let h = f.home.path();
+    let catalog = f.catalog.display().to_string();
+    let to = dst.image("signed");
+    let out = h.join("out").display().to_string();
+    let run = olm(
+        h,
+        &[
+            "catalog",
+            "mirror",
+            &catalog,
+            "--to",
+            &to,
+            "--full",
+            "--output",
+            &out,
+            "--sign-key",
+            &f.key,
+        ],
+    );
+    assert!(run.status.success());
+    let text = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(text.contains("signed with --sign-key"), "{text}");
+    let image = text
+        .split_whitespace()
+        .find(|w| w.starts_with(&to) && w.contains("@sha256:") && w.contains("catalog"))
+        .unwrap_or_else(|| panic!("no catalog image in {text}"))
+        .trim_end_matches([',', ')'])
+        .to_string();
+    let identity = image.split('@').next().unwrap().to_string();
+    assert!(verifies(&f, &image, &identity), "{image} does not verify");
+    // Without the key nothing of the mirror's own making is signed.
+    let to = dst.image("unsigned");
+    let out = h.join("out-unsigned").display().to_string();
+    let run = olm(
+        h,
+        &[
+            "catalog", "mirror", &catalog, "--to", &to, "--full", "--output", &out,
+        ],
+    );
+    assert!(run.status.success());
+    assert!(!String::from_utf8_lossy(&run.stderr).contains("signed with --sign-key"));
+}

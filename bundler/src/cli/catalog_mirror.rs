@@ -95,6 +95,11 @@ pub struct MirrorArgs {
     /// this public key (cosign.pub).
     #[arg(long, value_name = "FILE")]
     pub verify_key: Option<PathBuf>,
+    /// Sign the images the mirror makes (the filtered catalog image and, with
+    /// --rewrite-references, the rebuilt bundle images) with this cosign key; the password
+    /// comes from COSIGN_PASSWORD or a prompt.
+    #[arg(long, value_name = "FILE")]
+    pub sign_key: Option<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
 }
@@ -151,6 +156,10 @@ pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
             remove: a.remove_signatures,
             verify_key: match &a.verify_key {
                 Some(path) => Some(image_trust::load_public_key(path)?),
+                None => None,
+            },
+            sign_key: match &a.sign_key {
+                Some(path) => Some(std::sync::Arc::new(image_trust::load_private_key(path)?)),
                 None => None,
             },
         },

@@ -115,6 +115,8 @@ pub enum MirrorError {
     Rewrite(#[from] rewrite::RewriteError),
     #[error(transparent)]
     Prune(#[from] prune::PruneError),
+    #[error(transparent)]
+    Sign(#[from] signatures::SignMadeError),
     #[error("building the mirrored catalog image of {catalog}: {error}")]
     Build {
         catalog: String,
@@ -173,6 +175,8 @@ pub struct CatalogReport {
     pub outputs: Vec<PathBuf>,
     /// Bundle images rebuilt with references rewritten (`--rewrite-references`).
     pub rebuilt: Vec<rewrite::Rebuilt>,
+    /// Signature tags written for images the mirror made (`--sign-key`).
+    pub signed: Vec<String>,
     /// What `--prune` deleted (or would).
     pub pruned: prune::Pruned,
 }
@@ -229,6 +233,13 @@ impl MirrorReport {
                 out.push_str(&format!(
                     "\n  rewritten bundle {}: {} (was {})",
                     r.bundle, r.pinned, r.original
+                ));
+            }
+            if !c.signed.is_empty() {
+                out.push_str(&format!(
+                    "\n  signed with --sign-key: {} signature(s) ({})",
+                    c.signed.len(),
+                    c.signed.join(", ")
                 ));
             }
             for i in &c.pruned.images {
@@ -723,9 +734,11 @@ async fn finish_at_registry(
             .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
             .cloned()
             .collect();
-        // Signing the rebuilt bundle images (the originals' signatures cannot cover them)
-        // belongs here, on `out.rebuilt`.
         out.rebuilt = rewrite::rewrite_bundles(engine, &req.registry, &mut cfg, &copied).await?;
+        // The originals' signatures cannot cover the rebuilt bundles: the user's key does.
+        let rebuilt: Vec<String> = out.rebuilt.iter().map(|r| r.pinned.clone()).collect();
+        out.signed
+            .extend(signatures::sign_made(engine, &req.signatures, &rebuilt).await?);
     }
     let dest = Reference::with_tag(
         to.registry().to_string(),
@@ -744,6 +757,14 @@ async fn finish_at_registry(
             dest: dest.whole(),
             error: Box::new(error),
         })?;
+    out.signed.extend(
+        signatures::sign_made(
+            engine,
+            &req.signatures,
+            std::slice::from_ref(&pushed.pinned),
+        )
+        .await?,
+    );
     out.catalog_image = Some(pushed.pinned.clone());
     let name = req
         .catalog_name
@@ -915,6 +936,7 @@ async fn catalog_to_archive(
         failures,
         outputs: vec![dir.join(archive::MANIFEST)],
         rebuilt: Vec::new(),
+        signed: Vec::new(),
         pruned: Default::default(),
     })
 }

@@ -12,7 +12,8 @@ use futures::StreamExt as _;
 
 use crate::image::copy::{Endpoint, Engine, Source};
 use crate::image::model;
-use crate::image::sign::key::PublicKey;
+use crate::image::reference::ImageRef;
+use crate::image::sign::key::{PrivateKey, PublicKey};
 use crate::image::sign::store::{self, Attachment};
 use crate::image::sign::{SignError, trust};
 
@@ -27,6 +28,49 @@ pub struct SignaturePolicy {
     /// Mirror nothing of a catalog unless every image of it verifies with this key
     /// (`--verify-key`).
     pub verify_key: Option<PublicKey>,
+    /// Sign what the mirror makes (`--sign-key`): the filtered catalog image and the bundle
+    /// images rebuilt with rewritten references, which no original signature can cover.
+    pub sign_key: Option<std::sync::Arc<PrivateKey>>,
+}
+
+/// Signs each image the mirror made (`pinned` references in the mirror) with the policy's
+/// key, under the image's own repository as identity; every image of an index too. Returns
+/// the signature tags written.
+pub async fn sign_made(
+    engine: &Engine,
+    policy: &SignaturePolicy,
+    pinned: &[String],
+) -> Result<Vec<String>, SignMadeError> {
+    let Some(key) = &policy.sign_key else {
+        return Ok(Vec::new());
+    };
+    let mut tags = Vec::new();
+    for image in pinned {
+        let fail = |detail: String| SignMadeError {
+            image: image.clone(),
+            detail,
+        };
+        let reference = ImageRef::parse(image).map_err(|e| fail(e.to_string()))?;
+        let opts = trust::SignOptions {
+            key,
+            annotations: Default::default(),
+            recursive: true,
+            identity: None,
+        };
+        let signed = trust::sign(engine, &crate::image::transfer::endpoint(&reference), &opts)
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        tags.extend(signed.into_iter().map(|s| s.tag));
+    }
+    Ok(tags)
+}
+
+/// An image the mirror made could not be signed.
+#[derive(Debug, thiserror::Error)]
+#[error("signing {image}, which the mirror made: {detail}")]
+pub struct SignMadeError {
+    pub image: String,
+    pub detail: String,
 }
 
 /// Where the attachment `tag` of the image `at` (for `p`) is kept.
