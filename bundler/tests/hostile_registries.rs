@@ -1,6 +1,7 @@
 //! Registries that answer with hostile input: a manifest padded past the 4 MiB limit (with
 //! its length announced, and streamed without one), blob requests redirected to another host
-//! (credentials must not follow), and a blob altered in a real registry's storage.
+//! (credentials must not follow), a blob streamed past its descriptor's size, and a blob
+//! altered in a real registry's storage.
 
 #[path = "support/crafted.rs"]
 mod crafted;
@@ -223,5 +224,67 @@ fn a_blob_altered_in_registry_storage_is_refused() {
     assert!(
         !tmp.path().join("out/blobs/sha256").join(&hex).exists(),
         "the altered blob was stored"
+    );
+}
+
+/// A blob read stops at its descriptor's size: a registry that answers a 1 KiB layer with
+/// an endless stream is cut off there, and the copy fails naming the blob.
+#[test]
+fn a_blob_longer_than_its_descriptor_is_cut_off() {
+    let layer = crafted::tar(&[crafted::Entry::File("hello".into(), b"hi".to_vec())]);
+    let config = serde_json::to_vec(&serde_json::json!({
+        "architecture": crafted::host_arch(), "os": "linux",
+        "rootfs": {"type": "layers", "diff_ids": [crafted::sha256(&layer)]},
+    }))
+    .unwrap();
+    let layer_digest = crafted::sha256(&layer);
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "mediaType": MANIFEST_TYPE,
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": crafted::sha256(&config), "size": config.len()},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
+                    "digest": layer_digest, "size": layer.len()}],
+    }))
+    .unwrap();
+    let config_digest = crafted::sha256(&config);
+    let server = Server::start(move |req| {
+        if let Some(r) = api_root(req) {
+            return r;
+        }
+        if req.path.contains("/manifests/") {
+            return Reply::Full(
+                200,
+                vec![("Content-Type".into(), MANIFEST_TYPE.into())],
+                manifest.clone(),
+            );
+        }
+        if req.path.ends_with(&config_digest) {
+            return Reply::Full(200, vec![], config.clone());
+        }
+        // The layer: 64 MiB where 1 KiB or so was announced.
+        Reply::Chunked(200, vec![], vec![0u8; 1 << 20], 64)
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let (code, _, err) = olm(&[
+        "image",
+        "copy",
+        "--plain-http",
+        "--retries",
+        "0",
+        &format!("{}/r:t", server.addr),
+        &format!("oci:{}:t", tmp.path().join("out").display()),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(layer_digest.trim_start_matches("sha256:")),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "{err}");
+    let stored = tmp.path().join("out/blobs/sha256");
+    assert!(
+        !stored
+            .join(layer_digest.trim_start_matches("sha256:"))
+            .exists()
     );
 }
