@@ -1073,6 +1073,19 @@ fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
         )
         .1
     };
+    // A dry run first: the plan, and nothing in the registry or on disk.
+    let plan = mirror(&["--full"], &["--dry-run"]);
+    assert!(plan.contains("--dry-run: nothing copied"), "{plan}");
+    for name in ["alpha-1.0.0", "operator", "multi"] {
+        let line = format!(
+            "would mirror: {} -> {}",
+            f.images[name],
+            moved(&f.images[name], &src, &to)
+        );
+        assert!(plan.contains(&line), "{line} in {plan}");
+        assert!(remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_none());
+    }
+    assert!(!h.join("out").exists(), "a dry run writes no file");
     mirror(&["--full"], &[]);
     // Other content of the mirror: a repository it never wrote, and another image in one it
     // did.
@@ -1104,6 +1117,7 @@ fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
         assert!(err.contains(&line), "{line} in {err}");
     }
     assert_eq!(err.matches("would prune:").count(), 2, "{err}");
+    assert!(err.contains("would mirror:"), "{err}");
     assert!(all.iter().all(|n| present(n)), "a dry run deletes nothing");
 
     let err = mirror(&["--package", "alpha"], &["--prune"]);

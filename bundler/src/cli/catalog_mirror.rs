@@ -65,8 +65,9 @@ pub struct MirrorArgs {
     /// no longer needs (from the record the mirror keeps; nothing else is touched).
     #[arg(long)]
     pub prune: bool,
-    /// With --prune: list what would be deleted, delete nothing.
-    #[arg(long, requires = "prune")]
+    /// Print the plan and change nothing: each image and where it would go, the catalog
+    /// image's destination, and with --prune what would be deleted.
+    #[arg(long)]
     pub dry_run: bool,
     /// Push the catalog even when images could not be copied (listed; exit code 1).
     #[arg(long)]

@@ -177,6 +177,8 @@ pub struct CatalogReport {
     pub rebuilt: Vec<rewrite::Rebuilt>,
     /// Signature tags written for images the mirror made (`--sign-key`).
     pub signed: Vec<String>,
+    /// `--dry-run`: each image and where it would go (`SOURCE -> DESTINATION`).
+    pub would_mirror: Vec<String>,
     /// What `--prune` deleted (or would).
     pub pruned: prune::Pruned,
 }
@@ -201,15 +203,25 @@ impl MirrorReport {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for c in &self.catalogs {
-            out.push_str(&format!(
-                "{}: {} package(s), {} bundle(s), {} image(s): {} copied, {} already there",
-                c.source,
-                c.packages,
-                c.bundles,
-                c.images_copied + c.images_present + c.failures.len(),
-                c.images_copied,
-                c.images_present
-            ));
+            if c.pruned.dry_run {
+                out.push_str(&format!(
+                    "{}: {} package(s), {} bundle(s), {} image(s) to mirror (--dry-run: nothing copied, pushed, written or deleted)",
+                    c.source,
+                    c.packages,
+                    c.bundles,
+                    c.would_mirror.len()
+                ));
+            } else {
+                out.push_str(&format!(
+                    "{}: {} package(s), {} bundle(s), {} image(s): {} copied, {} already there",
+                    c.source,
+                    c.packages,
+                    c.bundles,
+                    c.images_copied + c.images_present + c.failures.len(),
+                    c.images_copied,
+                    c.images_present
+                ));
+            }
             if let Some(img) = &c.catalog_image {
                 out.push_str(&format!("\n  catalog image: {img}"));
             }
@@ -228,6 +240,9 @@ impl MirrorReport {
                     f.used_by.join(", "),
                     f.reason
                 ));
+            }
+            for w in &c.would_mirror {
+                out.push_str(&format!("\n  would mirror: {w}"));
             }
             for r in &c.rebuilt {
                 out.push_str(&format!(
@@ -309,11 +324,6 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
     if (req.prune || req.dry_run) && matches!(req.to, MirrorTo::Archive(_)) {
         return Err(usage(
             "--prune and --dry-run apply to a registry: pass them to the --from-archive run",
-        ));
-    }
-    if req.dry_run && !req.prune {
-        return Err(usage(
-            "--dry-run shows what --prune would delete: pass --prune",
         ));
     }
     if req.rewrite_references && matches!(req.to, MirrorTo::Archive(_)) {
@@ -698,6 +708,20 @@ async fn finish_at_registry(
     several: bool,
     report: &mut MirrorReport,
 ) -> Result<CatalogReport, MirrorError> {
+    if req.dry_run {
+        return dry_run(
+            req,
+            engine,
+            source,
+            &cfg,
+            planned,
+            left,
+            to,
+            &target_repo,
+            &target_tag,
+        )
+        .await;
+    }
     tracing::info!(
         "{source}: mirroring {} image(s) to {}",
         planned.len(),
@@ -808,6 +832,55 @@ async fn finish_at_registry(
     )
     .await?;
     Ok(out)
+}
+
+/// `--dry-run`: the plan of a mirror run, with nothing copied, pushed, written or deleted:
+/// each image and where it would go, the catalog image's destination, and with `--prune`
+/// what the earlier record lists and this selection no longer uses.
+#[allow(clippy::too_many_arguments)]
+async fn dry_run(
+    req: &MirrorRequest,
+    engine: &Engine,
+    source: &str,
+    cfg: &DeclarativeConfig,
+    planned: &[Planned],
+    left: Vec<Left>,
+    to: &Destination,
+    target_repo: &str,
+    target_tag: &str,
+) -> Result<CatalogReport, MirrorError> {
+    let name = req
+        .catalog_name
+        .clone()
+        .unwrap_or_else(|| plan::object_name(target_repo, Some(target_tag)));
+    let would_mirror: Vec<String> = planned
+        .iter()
+        .map(|p| format!("{} -> {}", p.written, p.dest.whole()))
+        .collect();
+    let now: Vec<String> = planned.iter().map(|p| p.dest.whole()).collect();
+    let pruned = if req.prune {
+        prune::record_and_prune(engine, to, &name, &now, true, true, 0).await?
+    } else {
+        prune::Pruned {
+            dry_run: true,
+            ..Default::default()
+        }
+    };
+    let dest = Reference::with_tag(
+        to.registry().to_string(),
+        to.repository(target_repo),
+        target_tag.to_string(),
+    );
+    Ok(CatalogReport {
+        source: source.to_string(),
+        packages: cfg.packages.len(),
+        bundles: cfg.bundles.len(),
+        left_out: left,
+        would_mirror,
+        catalog_image: Some(format!("{} (would be built and pushed)", dest.whole())),
+        pruned,
+        ..Default::default()
+    })
 }
 
 /// The filtered catalog as a catalog image served by `olm` (one image per `olm` binary).
@@ -937,6 +1010,7 @@ async fn catalog_to_archive(
         outputs: vec![dir.join(archive::MANIFEST)],
         rebuilt: Vec::new(),
         signed: Vec::new(),
+        would_mirror: Vec::new(),
         pruned: Default::default(),
     })
 }
