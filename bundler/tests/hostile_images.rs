@@ -539,3 +539,41 @@ fn the_unpack_fuzz_seeds_stay_confined() {
     }
     assert!(n >= 10, "{n} seeds in {}", seeds.display());
 }
+
+/// A layout's documents are read with the bound in force, not only a size looked up first:
+/// `index.json` linked to `/dev/zero` (no size, no end) and a FIFO (a read that blocks) are
+/// refused at once, naming the file.
+#[test]
+fn layout_documents_that_never_end_are_refused() {
+    let area = Area::new();
+    for (name, make) in [
+        (
+            "zero",
+            Box::new(|p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap())
+                as Box<dyn Fn(&Path)>,
+        ),
+        (
+            "fifo",
+            Box::new(|p: &Path| {
+                let ok = Command::new("mkfifo").arg(p).status().unwrap().success();
+                assert!(ok, "mkfifo {}", p.display());
+            }),
+        ),
+    ] {
+        let layout = area.top.join(format!("layout-{name}"));
+        crafted::layout(&layout, "t", &[crafted::tar(&base())], &[CONFIGS_LABEL]);
+        std::fs::remove_file(layout.join("index.json")).unwrap();
+        make(&layout.join("index.json"));
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+            .args(["catalog", "render"])
+            .arg(format!("oci:{}:t", layout.display()))
+            .env("TMPDIR", &area.scratch)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains("index.json"), "{name}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{name}: {err}");
+    }
+}

@@ -242,18 +242,21 @@ impl Layout {
     /// The layout's index.json, or an empty index when the directory is new.
     pub fn index(&self) -> Result<Index, LayoutError> {
         let path = self.dir.join("index.json");
-        self.check_file_size(&path, "a layout's index.json", limits::LAYOUT_INDEX_BYTES)?;
-        match std::fs::read(&path) {
+        match self.read_bounded(&path, "a layout's index.json", limits::LAYOUT_INDEX_BYTES) {
             Ok(bytes) => {
                 serde_json::from_slice(&bytes).map_err(|source| LayoutError::Json { path, source })
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index {
-                schema_version: 2,
-                media_type: Some(MEDIA_TYPE_OCI_INDEX.into()),
-                manifests: Vec::new(),
-                annotations: Default::default(),
-            }),
-            Err(source) => Err(LayoutError::Read { path, source }),
+            Err(LayoutError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                Ok(Index {
+                    schema_version: 2,
+                    media_type: Some(MEDIA_TYPE_OCI_INDEX.into()),
+                    manifests: Vec::new(),
+                    annotations: Default::default(),
+                })
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -379,22 +382,23 @@ impl Layout {
         }
     }
 
-    /// Refuses a file of the layout larger than `limit` before anything reads it.
-    fn check_file_size(
+    /// A file of the layout read whole, at most `limit` bytes ([`limits::read_file`]).
+    fn read_bounded(
         &self,
         path: &Path,
         kind: &'static str,
         limit: u64,
-    ) -> Result<(), LayoutError> {
-        match std::fs::metadata(path) {
-            Ok(m) => model::check_size(&path.display().to_string(), kind, m.len(), limit).map_err(
-                |source| LayoutError::Model {
-                    dir: self.dir.clone(),
-                    source,
-                },
-            ),
-            Err(_) => Ok(()),
-        }
+    ) -> Result<Vec<u8>, LayoutError> {
+        limits::read_file(path, kind, limit).map_err(|e| match e {
+            limits::ReadFileError::Io(source) => LayoutError::Read {
+                path: path.to_path_buf(),
+                source,
+            },
+            limits::ReadFileError::TooLarge(source) => LayoutError::Model {
+                dir: self.dir.clone(),
+                source,
+            },
+        })
     }
 
     /// Reads a small blob whole (a config, at most [`limits::CONFIG_BYTES`]), checking its
@@ -411,19 +415,14 @@ impl Layout {
         limit: u64,
     ) -> Result<Bytes, LayoutError> {
         let path = self.blob_path(digest)?;
-        self.check_file_size(&path, kind, limit)?;
-        let data = std::fs::read(&path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
+        let data = self.read_bounded(&path, kind, limit).map_err(|e| match e {
+            LayoutError::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 LayoutError::MissingBlob {
                     dir: self.dir.clone(),
                     digest: digest.to_string(),
                 }
-            } else {
-                LayoutError::Read {
-                    path: path.clone(),
-                    source,
-                }
             }
+            e => e,
         })?;
         let actual = sha256_digest(&data);
         if actual != digest {

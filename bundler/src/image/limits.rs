@@ -4,6 +4,8 @@
 //! memory before it can tell. The figures are containers-image's (its `iolimits`) where it
 //! has one, so what `olm` refuses is what podman, skopeo and CRI-O refuse.
 
+use std::path::Path;
+
 /// A manifest or an index (containers-image's `MaxManifestBodySize`; distribution refuses
 /// larger pushes too).
 pub const MANIFEST_BYTES: u64 = 4 << 20;
@@ -28,4 +30,31 @@ pub fn size_text(n: u64) -> String {
 /// A limit as text: `4 MiB`.
 pub fn limit_text(n: u64) -> String {
     format!("{} MiB", n >> 20)
+}
+
+/// Why a bounded file read failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFileError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    TooLarge(#[from] super::model::ModelError),
+}
+
+/// Reads the file at `path` (a layout's or an archive's document) whole, refusing more than
+/// `limit` bytes and anything that is not a regular file. The read itself is bounded, not only
+/// a size looked up first: a crafted layout may hold `index.json` as a link to `/dev/zero` or
+/// a FIFO, which reports no size and never ends.
+pub fn read_file(path: &Path, kind: &'static str, limit: u64) -> Result<Vec<u8>, ReadFileError> {
+    use std::io::Read as _;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file").into());
+    }
+    let mut data = Vec::with_capacity(meta.len().min(limit) as usize);
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut data)?;
+    super::model::check_size(&path.display().to_string(), kind, data.len() as u64, limit)?;
+    Ok(data)
 }

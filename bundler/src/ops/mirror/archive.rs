@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::atomic_write;
+use crate::image::limits;
 
 pub const MANIFEST: &str = "olm-mirror.json";
 pub const IMAGES: &str = "images";
@@ -85,18 +86,19 @@ impl Manifest {
     pub fn read(dir: &Path) -> Result<Option<Manifest>, ArchiveError> {
         let path = dir.join(MANIFEST);
         // Carried across an air gap: input like any other, bounded like a layout's index.
-        if let Ok(m) = std::fs::metadata(&path) {
-            crate::image::model::check_size(
-                &path.display().to_string(),
-                "a mirror archive's manifest",
-                m.len(),
-                crate::image::limits::LAYOUT_INDEX_BYTES,
-            )?;
-        }
-        let bytes = match std::fs::read(&path) {
+        let bytes = match limits::read_file(
+            &path,
+            "a mirror archive's manifest",
+            limits::LAYOUT_INDEX_BYTES,
+        ) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(ArchiveError::Read { path, source }),
+            Err(limits::ReadFileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(limits::ReadFileError::Io(source)) => {
+                return Err(ArchiveError::Read { path, source });
+            }
+            Err(limits::ReadFileError::TooLarge(e)) => return Err(e.into()),
         };
         let m: Manifest = serde_json::from_slice(&bytes).map_err(|source| ArchiveError::Json {
             path: path.clone(),
