@@ -78,6 +78,19 @@ impl Area {
         out
     }
 
+    /// `olm ARGS` with this area's scratch directory as its TMPDIR: (exit code, stderr).
+    fn olm(&self, args: &[&str]) -> (Option<i32>, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+            .args(args)
+            .env("TMPDIR", &self.scratch)
+            .output()
+            .expect("run olm");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     fn render(&self, layers: &[Vec<Entry>]) -> (bool, String, String) {
         let tars: Vec<Vec<u8>> = layers.iter().map(|l| crafted::tar(l)).collect();
         let layout = self.top.join("layout");
@@ -438,15 +451,13 @@ fn oversized_documents_are_refused_quickly() {
         "application/vnd.oci.image.manifest.v1+json",
     );
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(["catalog", "render"])
-        .arg(format!("oci:{}:big", layout.display()))
-        .env("TMPDIR", &area.scratch)
-        .output()
-        .unwrap();
+    let (code, err) = area.olm(&[
+        "catalog",
+        "render",
+        &format!("oci:{}:big", layout.display()),
+    ]);
     let took = started.elapsed();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(code, Some(1), "{err}");
     assert!(err.contains(digest.trim_start_matches("sha256:")), "{err}");
     assert!(
         err.contains("67108864 bytes") && err.contains("4 MiB"),
@@ -476,14 +487,8 @@ fn oversized_documents_are_refused_quickly() {
         manifest.len(),
         "application/vnd.oci.image.manifest.v1+json",
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(["catalog", "render"])
-        .arg(format!("oci:{}:t", layout.display()))
-        .env("TMPDIR", &area.scratch)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (code, err) = area.olm(&["catalog", "render", &format!("oci:{}:t", layout.display())]);
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains(&config_digest) && err.contains("8 MiB"),
         "{err}"
@@ -512,14 +517,13 @@ fn oversized_documents_are_refused_quickly() {
         index.len(),
         "application/vnd.oci.image.index.v1+json",
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(["image", "copy"])
-        .arg(format!("oci:{}:t", layout.display()))
-        .arg(format!("oci:{}:t", area.top.join("copy").display()))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (code, err) = area.olm(&[
+        "image",
+        "copy",
+        &format!("oci:{}:t", layout.display()),
+        &format!("oci:{}:t", area.top.join("copy").display()),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("5000") && err.contains("4096"), "{err}");
 }
 
@@ -565,14 +569,8 @@ fn layout_documents_that_never_end_are_refused() {
         std::fs::remove_file(layout.join("index.json")).unwrap();
         make(&layout.join("index.json"));
         let started = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-            .args(["catalog", "render"])
-            .arg(format!("oci:{}:t", layout.display()))
-            .env("TMPDIR", &area.scratch)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        let (code, err) = area.olm(&["catalog", "render", &format!("oci:{}:t", layout.display())]);
+        assert_eq!(code, Some(1), "{name}: {err}");
         assert!(err.contains("index.json"), "{name}: {err}");
         assert!(started.elapsed() < Duration::from_secs(5), "{name}: {err}");
     }

@@ -51,6 +51,8 @@ pub fn read_file(path: &Path, kind: &'static str, limit: u64) -> Result<Vec<u8>,
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file").into());
     }
+    // The size the file says it has, for the message; the bounded read below is the guard.
+    super::model::check_size(&path.display().to_string(), kind, meta.len(), limit)?;
     let mut data = Vec::with_capacity(meta.len().min(limit) as usize);
     std::fs::File::open(path)?
         .take(limit + 1)
