@@ -208,6 +208,36 @@ fn format_a_file_that_is_no_object_is_an_error() {
     assert!(!r.passed(false));
 }
 
+/// opm and operator-framework/api read only the first document of a file: a later one that
+/// does not parse leaves the first in the bundle, with a warning.
+#[test]
+fn format_a_broken_later_document_keeps_the_first() {
+    let b = good_bundle();
+    write(
+        b.path(),
+        "manifests/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n---\nkind: [unclosed\n",
+    );
+    let r = run(b.path(), &Options::default());
+    expect(
+        &r,
+        Level::Warning,
+        "undecodable-document",
+        "only the first document decodes",
+    );
+    assert!(
+        !r.findings.iter().any(|f| f.check == "undecodable-file"),
+        "{:#?}",
+        r.findings
+    );
+    let bd = olm_bundler::bundle::load::BundleDir::load(b.path()).unwrap();
+    assert!(
+        bd.manifests
+            .iter()
+            .any(|m| m.kind() == "ConfigMap" && m.name() == "kept")
+    );
+}
+
 #[test]
 fn format_annotations() {
     let b = good_bundle();

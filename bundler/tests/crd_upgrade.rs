@@ -431,6 +431,25 @@ fn check_upgrade_exits_1_with_findings_in_text_and_json() {
     let (code, _, err) = olm(&["bundle", "check-upgrade", old_s, "/nonexistent/dir"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("/nonexistent/dir"), "{err}");
+
+    // A CRD file that does not parse is refused, naming it: leaving it out would compare
+    // nothing and pass.
+    let broken_old = tmp.path().join("broken-old");
+    std::fs::create_dir_all(broken_old.join("manifests")).unwrap();
+    std::fs::write(
+        broken_old.join("manifests/widgets.crd"),
+        "kind: CustomResourceDefinition\nspec: [unclosed\n",
+    )
+    .unwrap();
+    let (code, out, err) = olm(&[
+        "bundle",
+        "check-upgrade",
+        broken_old.to_str().unwrap(),
+        new_s,
+    ]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("manifests/widgets.crd"), "{err}");
+    assert!(!out.contains("no breaking CRD changes"), "{out}");
 }
 
 #[test]

@@ -84,6 +84,9 @@ pub struct BundleDir {
     /// Files of manifests/ that hold no decodable document (empty, binary, not YAML, too
     /// large, not a regular file), with the reason: opm leaves them out of the bundle.
     pub undecoded: Vec<(PathBuf, String)>,
+    /// Files of manifests/ whose first document decodes but a later one does not, with the
+    /// reason: opm and operator-framework/api read only the first, so it is kept.
+    pub later_documents_undecoded: Vec<(PathBuf, String)>,
     /// Other files under `tests/scorecard/` (relative paths), for image builds.
     pub scorecard_files: Vec<PathBuf>,
     /// `metadata/dependencies.yaml` or `properties.yaml` files that could not be read and were
@@ -99,6 +102,10 @@ pub enum LoadError {
     NotADirectory(PathBuf),
     #[error(transparent)]
     Yaml(#[from] YamlError),
+    #[error("{}: not a bundle manifest: {why} (fix or remove the file)", file.display())]
+    Undecodable { file: PathBuf, why: String },
+    #[error("{}: more than {limit_mib} MiB of manifests; a bundle this large is refused", dir.display())]
+    TooLarge { dir: PathBuf, limit_mib: u64 },
     #[error("{path}: `{field}` must be {expected}")]
     Shape {
         path: PathBuf,
@@ -118,32 +125,74 @@ fn sorted_entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, YamlError> {
 }
 
 /// The largest manifests/ file read (a bundle image holds a few MB; a Kubernetes object is
-/// at most 1.5 MB in etcd): a bigger one is kept aside as undecodable, unread.
+/// at most 1.5 MB in etcd): a bigger one is kept aside as undecodable.
 const MAX_MANIFEST_FILE: u64 = 32 << 20;
+
+/// All of manifests/ together: past this the bundle is refused, so a directory of many large
+/// files cannot make a load hold them all.
+const MAX_MANIFESTS_TOTAL: u64 = 128 << 20;
+
+/// What one manifests/ file decodes to.
+struct Decoded {
+    docs: Vec<Value>,
+    /// Why the documents after the first do not decode, when only the first does (opm and
+    /// operator-framework/api read only that one).
+    later: Option<String>,
+    /// Bytes read.
+    size: u64,
+}
 
 /// The documents of one manifests/ file, or why it holds none (naming `rel`, its path in the
 /// bundle, and the line).
-fn decode_manifest_file(path: &Path, rel: &Path) -> Result<Vec<Value>, String> {
-    // Follows a symbolic link, as opm opens the file it names.
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
+fn decode_manifest_file(path: &Path, rel: &Path) -> Result<Decoded, String> {
+    // Follows a symbolic link, as opm opens the file it names; the read itself is bounded.
+    let bytes = crate::image::limits::read_file(path, "a bundle manifest", MAX_MANIFEST_FILE)
+        .map_err(|e| e.to_string())?;
+    let size = bytes.len() as u64;
+    let text = yaml::utf8(rel, &bytes).map_err(|e| format!("{e} (a binary file?)"))?;
+    match yaml::parse_documents(rel, text) {
+        Ok(docs) if docs.is_empty() => Err("no YAML or JSON document in it (an empty file)".into()),
+        Ok(docs) => Ok(Decoded {
+            docs,
+            later: None,
+            size,
+        }),
+        Err(e) => match first_document(text).map(|first| yaml::parse_documents(rel, first)) {
+            Some(Ok(first)) if first.len() == 1 => Ok(Decoded {
+                docs: first,
+                later: Some(e.to_string()),
+                size,
+            }),
+            _ => Err(e.to_string()),
+        },
     }
-    if meta.len() > MAX_MANIFEST_FILE {
-        return Err(format!(
-            "{} bytes, more than the {} MiB a manifest may have",
-            meta.len(),
-            MAX_MANIFEST_FILE >> 20
-        ));
+}
+
+/// The first document of a stream as Kubernetes' `YAMLOrJSONDecoder` reads it: for JSON (the
+/// first non-space byte is `{`) the first value; for YAML the text up to the first `---` line
+/// (the rest of the line empty or a comment) after some content. `None` when the stream is one
+/// document, so there is nothing shorter to try.
+fn first_document(text: &str) -> Option<&str> {
+    if text.trim_start().starts_with('{') {
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        values.next()?.ok()?;
+        let end = values.byte_offset();
+        return (end < text.len()).then(|| &text[..end]);
     }
-    let bytes = yaml::read_file(path).map_err(|e| e.to_string())?;
-    let text =
-        std::str::from_utf8(&bytes).map_err(|e| format!("not UTF-8 text (a binary file?): {e}"))?;
-    let docs = yaml::parse_documents(rel, text).map_err(|e| e.to_string())?;
-    if docs.is_empty() {
-        return Err("no YAML or JSON document in it (an empty file)".into());
+    let mut start = 0;
+    let mut seen_content = false;
+    for line in text.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("---") {
+            let rest = rest.trim();
+            if (rest.is_empty() || rest.starts_with('#')) && seen_content {
+                return Some(&text[..start]);
+            }
+        } else if !line.trim().is_empty() {
+            seen_content = true;
+        }
+        start += line.len();
     }
-    Ok(docs)
+    None
 }
 
 impl BundleDir {
@@ -160,6 +209,7 @@ impl BundleDir {
         let manifests_dir = root.join("manifests");
         if manifests_dir.is_dir() {
             b.has_manifests_dir = true;
+            let mut total = 0u64;
             for entry in sorted_entries(&manifests_dir)? {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let rel = Path::new("manifests").join(&name);
@@ -169,10 +219,23 @@ impl BundleDir {
                     continue;
                 }
                 match decode_manifest_file(&entry.path(), &rel) {
-                    Ok(docs) => b.manifests.extend(docs.into_iter().map(|object| Manifest {
-                        file: rel.clone(),
-                        object,
-                    })),
+                    Ok(d) => {
+                        total += d.size;
+                        if total > MAX_MANIFESTS_TOTAL {
+                            return Err(LoadError::TooLarge {
+                                dir: manifests_dir,
+                                limit_mib: MAX_MANIFESTS_TOTAL >> 20,
+                            });
+                        }
+                        if let Some(why) = d.later {
+                            b.later_documents_undecoded.push((rel.clone(), why));
+                        }
+                        b.manifests
+                            .extend(d.docs.into_iter().map(|object| Manifest {
+                                file: rel.clone(),
+                                object,
+                            }));
+                    }
                     Err(why) => b.undecoded.push((rel, why)),
                 }
             }
@@ -209,6 +272,20 @@ impl BundleDir {
             }
         }
         Ok(b)
+    }
+
+    /// Reads the bundle rooted at `root`, refusing a manifests/ file that does not decode.
+    /// For the commands with no opm counterpart to match (CRD upgrade checks, OLM v1's
+    /// verdicts): leaving out a CRD that does not parse would check nothing and pass.
+    pub fn load_strict(root: &Path) -> Result<Self, LoadError> {
+        let b = Self::load(root)?;
+        match b.undecoded.first() {
+            Some((file, why)) => Err(LoadError::Undecodable {
+                file: root.join(file),
+                why: why.clone(),
+            }),
+            None => Ok(b),
+        }
     }
 
     /// The annotation value for `key`, if annotations.yaml exists and has it.
@@ -355,5 +432,21 @@ mod tests {
         assert!(b.undecoded[0].1.contains("empty"), "{:?}", b.undecoded[0]);
         assert!(b.undecoded[1].1.contains("UTF-8"), "{:?}", b.undecoded[1]);
         assert!(b.unexpected_entries.is_empty());
+    }
+
+    #[test]
+    fn the_first_document_ends_at_the_first_separator_after_content() {
+        assert_eq!(super::first_document("a: 1\n---\nb: [\n"), Some("a: 1\n"));
+        assert_eq!(
+            super::first_document("---\na: 1\n--- # next\nb\n"),
+            Some("---\na: 1\n")
+        );
+        assert_eq!(super::first_document("a: 1\n---x\n"), None);
+        assert_eq!(super::first_document("a: 1\n"), None);
+        assert_eq!(
+            super::first_document("{\"a\": 1} {\"b\":"),
+            Some("{\"a\": 1}")
+        );
+        assert_eq!(super::first_document("{\"a\": 1}"), None);
     }
 }

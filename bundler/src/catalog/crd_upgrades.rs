@@ -328,10 +328,16 @@ pub fn check_against_previous(
             .filter_map(|json| serde_json::from_str::<Value>(&json).ok());
         CrdSet::from_objects(previous.clone(), objects)
     } else {
-        let dir = previous_bundle
-            .and_then(|d| BundleDir::load(d).ok())
-            .map(|b| CrdSet::from_bundle(&b))
-            .filter(|s| s.label == previous);
+        let dir = match previous_bundle.map(BundleDir::load_strict) {
+            Some(Err(e)) => {
+                return PreviousCheck::Unverifiable {
+                    reason: e.to_string(),
+                    previous,
+                };
+            }
+            Some(Ok(b)) => Some(CrdSet::from_bundle(&b)).filter(|s| s.label == previous),
+            None => None,
+        };
         match dir {
             Some(s) => s,
             None => {
@@ -374,7 +380,7 @@ pub fn check_release(
         return Ok(PreviousCheck::NoPrevious);
     }
     let cfg = super::load::load_dir(catalog)?;
-    let new = CrdSet::from_bundle(&BundleDir::load(new_bundle)?);
+    let new = CrdSet::from_bundle(&BundleDir::load_strict(new_bundle)?);
     Ok(check_against_previous(
         &cfg,
         package,

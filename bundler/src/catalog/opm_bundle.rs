@@ -48,6 +48,13 @@ fn arr_at<'a>(v: &'a Value, ptr: &str) -> &'a [Value] {
 /// Picks the objects and the CSV of `bd` as opm does, and applies opm's checks. The error is
 /// the message (the caller names the directory).
 pub fn read(bd: &BundleDir) -> Result<OpmBundle<'_>, String> {
+    // opm skips a file that does not decode, with a warning: so does this, naming the file.
+    for (file, why) in &bd.undecoded {
+        tracing::warn!(
+            "{}: left out of the bundle, as opm leaves it out: {why}",
+            bd.root.join(file).display()
+        );
+    }
     // A file whose first document is not an object with a kind is skipped as a whole.
     let mut seen_files = BTreeSet::new();
     let decoded: Vec<&Manifest> = bd
@@ -57,10 +64,11 @@ pub fn read(bd: &BundleDir) -> Result<OpmBundle<'_>, String> {
         .filter(|m| kind(m).is_some())
         .collect();
     let Some(csv) = decoded.iter().copied().find(|m| kind(m) == Some(CSV_KIND)) else {
-        return Err(
+        return Err(with_undecoded(
             "no ClusterServiceVersion found in manifests/ (opm reads the first document of each file)"
                 .into(),
-        );
+            bd,
+        ));
     };
     // Only the first CSV: another one, even of the same name, is left out.
     let objects: Vec<&Manifest> = decoded
@@ -68,9 +76,26 @@ pub fn read(bd: &BundleDir) -> Result<OpmBundle<'_>, String> {
         .filter(|m| kind(m) != Some(CSV_KIND) || std::ptr::eq(*m, csv))
         .collect();
     let b = OpmBundle { csv, objects };
-    b.check_owned_crds()?;
+    b.check_owned_crds().map_err(|e| with_undecoded(e, bd))?;
     b.check_deployments()?;
     Ok(b)
+}
+
+/// `message`, followed by the files left out because they do not decode: the likely cause of
+/// a missing CSV or CRD.
+fn with_undecoded(message: String, bd: &BundleDir) -> String {
+    let left_out: Vec<String> = bd
+        .undecoded
+        .iter()
+        .map(|(file, why)| format!("{} ({why})", file.display()))
+        .collect();
+    match left_out.is_empty() {
+        true => message,
+        false => format!(
+            "{message}; left out, not decodable: {}",
+            left_out.join("; ")
+        ),
+    }
 }
 
 /// An API as opm keys it: group, version, kind and plural.

@@ -124,7 +124,8 @@ pub enum V1RbacError {
 /// The installer RBAC for `spec` from the bundle in `dir` (AllNamespaces, OLM v1's standard
 /// feature set).
 pub fn rbac_from_bundle(dir: &Path, spec: &ExtensionSpec) -> Result<InstallerRbac, V1RbacError> {
-    let bundle = BundleDir::load(dir)?;
+    // Strict: a manifest left out could hold a permission the installer needs.
+    let bundle = BundleDir::load_strict(dir)?;
     Ok(installer_rbac(
         &bundle,
         &RbacTarget {

@@ -51,7 +51,7 @@ pub async fn check_bundles(
     let old_bundle = bundle_source::fetch(old, registry).await?;
     let new_bundle = bundle_source::fetch(new, registry).await?;
     let load = |dir: &Path, arg: &str| {
-        BundleDir::load(dir)
+        BundleDir::load_strict(dir)
             .map(|b| CrdSet::from_bundle(&b))
             .map_err(|e| UpgradeCheckError::Usage(format!("{arg}: {e}")))
     };

@@ -351,7 +351,7 @@ pub fn compare_dirs(
     old: &std::path::Path,
     new: &std::path::Path,
 ) -> Result<Report, super::load::LoadError> {
-    let o = CrdSet::from_bundle(&BundleDir::load(old)?);
-    let n = CrdSet::from_bundle(&BundleDir::load(new)?);
+    let o = CrdSet::from_bundle(&BundleDir::load_strict(old)?);
+    let n = CrdSet::from_bundle(&BundleDir::load_strict(new)?);
     Ok(compare(&o, &n))
 }

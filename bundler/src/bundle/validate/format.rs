@@ -90,6 +90,18 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
         );
     }
 
+    for (file, why) in &b.later_documents_undecoded {
+        out.push(
+            Finding::warning(
+                V,
+                "undecodable-document",
+                format!("only the first document decodes; OLM reads only that one: {why}"),
+            )
+            .file(file.clone())
+            .hint("put each object in its own file, and fix or remove the broken document"),
+        );
+    }
+
     if b.manifests.is_empty() {
         out.push(
             Finding::error(
