@@ -251,6 +251,7 @@ fn a_channel_alone_keeps_its_head() {
 
 #[test]
 fn a_channel_range_walks_the_chain_and_its_skips() {
+    let isc_dir = tempfile::tempdir().unwrap();
     let Some((_, cfg)) = catalog(CERTIFIED) else {
         return;
     };
@@ -258,6 +259,7 @@ fn a_channel_range_walks_the_chain_and_its_skips() {
     // 1.25.2..1.25.7: the chain from 1.25.7 down to 1.25.5, and the skips in range.
     let dir = shared().unwrap().join(CERTIFIED);
     let isc = write_isc(
+        isc_dir.path(),
         "cnpg",
         &format!(
             "  - catalog: {}\n    packages:\n    - name: cloud-native-postgresql\n      defaultChannel: stable-v1.25\n      channels:\n      - name: stable-v1.25\n        minVersion: 1.25.2\n        maxVersion: 1.25.7\n",
@@ -476,9 +478,8 @@ fn olm(args: &[&str]) -> (i32, String, String) {
 }
 
 /// An ImageSetConfiguration with `operators` (YAML list items, two-space indented).
-fn write_isc(name: &str, operators: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("olm-filter-isc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes an ImageSetConfiguration into `dir` (each test its own: tests run in parallel).
+fn write_isc(dir: &Path, name: &str, operators: &str) -> PathBuf {
     let path = dir.join(format!("{name}.yaml"));
     let text = format!(
         "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  platform:\n    channels:\n    - name: stable-4.20\n  operators:\n{operators}  blockedImages:\n  - name: alpine\n"
@@ -690,10 +691,12 @@ fn flag_mistakes_are_usage_errors() {
 
 #[test]
 fn an_image_set_configuration_selects_as_oc_mirror() {
+    let isc_dir = tempfile::tempdir().unwrap();
     let Some(data) = shared() else { return };
     let src = data.join(COMMUNITY);
     let s = src.to_str().unwrap();
     let isc = write_isc(
+        isc_dir.path(),
         "community",
         &format!(
             "  - catalog: registry.example.com/community:v4.20\n    packages:\n    - name: kube-green\n  - catalog: {s}\n    targetTag: filtered\n    packages:\n    - name: kube-green\n      minVersion: 0.7.0\n    - name: sailoperator\n      defaultChannel: stable-1.29\n      channels:\n      - name: stable-1.29\n        maxVersion: 1.29.1\n      - name: candidates\n"
@@ -748,6 +751,7 @@ fn an_image_set_configuration_selects_as_oc_mirror() {
     );
     // Mistakes name the file and the field.
     let bad = write_isc(
+        isc_dir.path(),
         "bad",
         "  - catalog: c\n    full: true\n    packages:\n    - name: p\n      maxVersion: 1.0.0\n",
     );
@@ -768,7 +772,6 @@ fn an_image_set_configuration_selects_as_oc_mirror() {
         )),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(isc.parent().unwrap());
 }
 
 /// Names the catalog does not have, in an ImageSetConfiguration: oc-mirror's filter keeps the
@@ -778,6 +781,7 @@ fn an_image_set_configuration_selects_as_oc_mirror() {
 /// typo is an error.
 #[test]
 fn typos_in_a_configuration_are_left_out_as_oc_mirror_leaves_them() {
+    let isc_dir = tempfile::tempdir().unwrap();
     let Some(data) = shared() else { return };
     let src = data.join(COMMUNITY);
     let s = src.to_str().unwrap();
@@ -820,10 +824,12 @@ fn typos_in_a_configuration_are_left_out_as_oc_mirror_leaves_them() {
     ];
     for (name, typo, fixed, message) in cases {
         let typo = write_isc(
+            isc_dir.path(),
             &format!("typo-{name}"),
             &format!("  - catalog: {s}\n    packages:\n{typo}"),
         );
         let fixed = write_isc(
+            isc_dir.path(),
             &format!("fixed-{name}"),
             &format!("  - catalog: {s}\n    packages:\n{fixed}"),
         );
@@ -845,6 +851,7 @@ fn typos_in_a_configuration_are_left_out_as_oc_mirror_leaves_them() {
     }
     // Nothing left: an error either way.
     let none = write_isc(
+        isc_dir.path(),
         "typo-all",
         &format!("  - catalog: {s}\n    packages:\n    - name: kube-grene\n"),
     );
@@ -883,7 +890,6 @@ fn typos_in_a_configuration_are_left_out_as_oc_mirror_leaves_them() {
         "--strict",
     ]);
     assert_eq!(code, 2, "{err}");
-    let _ = std::fs::remove_dir_all(none.parent().unwrap());
 }
 
 #[test]
