@@ -238,7 +238,10 @@ pub fn parse(data: &[u8], path: &Path) -> Result<ElfInfo, ElfError> {
     parse_at(&Bytes(data), path)
 }
 
-fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
+/// Checks the ELF identification of `data`: its class (64-bit or not) and a reader in its byte
+/// order. A file too short or without the magic number is not ELF; another class or encoding
+/// than ELF's two is malformed.
+fn identify<'a>(data: &'a dyn At, path: &'a Path) -> Result<(bool, Reader<'a>), ElfError> {
     let mut ident = [0u8; 6];
     let n = data
         .read_at(0, &mut ident)
@@ -271,7 +274,11 @@ fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
             });
         }
     };
-    let r = Reader { data, le, path };
+    Ok((is_64, Reader { data, le, path }))
+}
+
+fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
+    let (is_64, r) = identify(data, path)?;
     let machine = r.u16(18)?;
     let (phoff, phentsize, phnum) = if is_64 {
         (r.u64(32)?, r.u16(54)?, r.u16(56)?)
@@ -308,7 +315,7 @@ fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
 
     let mut info = ElfInfo {
         is_64,
-        little_endian: le,
+        little_endian: r.le,
         machine,
         interpreter: None,
         needed: Vec::new(),
@@ -365,19 +372,16 @@ fn parse_at(data: &dyn At, path: &Path) -> Result<ElfInfo, ElfError> {
 const SHT_NOBITS: u32 = 8;
 const SHN_XINDEX: u64 = 0xffff;
 
-/// The bytes of the section called `name` (cargo-auditable's `.dep-v0`, say), or `None` when
-/// the file has none. Sections are not loaded at run time, so only the section headers name
-/// them; a section larger than `max` bytes is refused as malformed.
-pub fn section(
-    data: &[u8],
-    path: &Path,
-    name: &str,
-    max: u64,
-) -> Result<Option<Vec<u8>>, ElfError> {
+/// [`file_section`] of bytes in memory (the tests' ELF files).
+#[cfg(test)]
+fn section(data: &[u8], path: &Path, name: &str, max: u64) -> Result<Option<Vec<u8>>, ElfError> {
     section_at(&Bytes(data), path, name, max)
 }
 
-/// [`section`] of a file, reading only the headers, the names and the section itself.
+/// The bytes of the section called `name` (cargo-auditable's `.dep-v0`, say) of `file`, or
+/// `None` when it has none, reading only the headers, the names and the section itself.
+/// Sections are not loaded at run time, so only the section headers name them; a section
+/// larger than `max` bytes is refused as malformed.
 pub fn file_section(
     file: &std::fs::File,
     path: &Path,
@@ -393,25 +397,8 @@ fn section_at(
     name: &str,
     max: u64,
 ) -> Result<Option<Vec<u8>>, ElfError> {
-    let mut ident = [0u8; 6];
-    let n = data
-        .read_at(0, &mut ident)
-        .map_err(|source| ElfError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let (is_64, r) = identify(data, path)?;
     let file_size = data.size();
-    if file_size < 52 || n < 6 || &ident[..4] != b"\x7fELF" {
-        return Err(ElfError::NotElf {
-            path: path.to_path_buf(),
-        });
-    }
-    let is_64 = ident[4] == 2;
-    let r = Reader {
-        data,
-        le: ident[5] != 2,
-        path,
-    };
     let (shoff, shentsize, shnum, shstrndx) = if is_64 {
         (r.u64(40)?, r.u16(58)?, r.u16(60)?, r.u16(62)?)
     } else {

@@ -134,7 +134,11 @@ pub fn owners(
             wanted.entry(n).or_insert_with(|| p.clone());
         }
     }
-    let installed = parse_status(&status);
+    // Package name → its installed architectures.
+    let mut installed: std::collections::HashMap<String, Vec<DebPackage>> = Default::default();
+    for p in parse_status(&status) {
+        installed.entry(p.name.clone()).or_default().push(p);
+    }
     let info = root.join(INFO_DIR);
     let mut lists: Vec<PathBuf> = match std::fs::read_dir(&info) {
         Ok(rd) => rd
@@ -155,8 +159,8 @@ pub fn owners(
             None => (stem, None),
         };
         let Some(pkg) = installed
-            .iter()
-            .find(|p| p.name == name && arch.is_none_or(|a| a == p.arch))
+            .get(name)
+            .and_then(|v| v.iter().find(|p| arch.is_none_or(|a| a == p.arch)))
         else {
             continue;
         };

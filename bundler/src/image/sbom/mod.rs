@@ -83,8 +83,18 @@ pub fn document(artifact: &Artifact, opts: &SbomOptions) -> Result<Document, Sbo
         .insert(Relationship::new(spdx::DOCUMENT_ID, "DESCRIBES", &root_id));
     b.roots.push(root);
     let mut created = None;
-    for image in artifact.images() {
-        let config = image.parsed_config()?;
+    // Every platform's files first, so the dpkg database is read once for all of them.
+    let scanned = artifact
+        .images()
+        .iter()
+        .map(|image| Ok((image, image.parsed_config()?, scan(image)?)))
+        .collect::<Result<Vec<_>, SbomError>>()?;
+    let elf_paths: BTreeSet<String> = scanned
+        .iter()
+        .flat_map(|(_, _, files)| files.iter().filter(|(_, f)| f.elf).map(|(p, _)| p.clone()))
+        .collect();
+    let owners = dpkg::owners(&opts.sysroot, &elf_paths)?;
+    for (image, config, files) in &scanned {
         created = created.or(config.created.clone());
         let image_id = match artifact {
             Artifact::Image(_) => root_id.clone(),
@@ -97,14 +107,7 @@ pub fn document(artifact: &Artifact, opts: &SbomOptions) -> Result<Document, Sbo
                 id
             }
         };
-        let files = scan(image)?;
-        let elf_paths: BTreeSet<String> = files
-            .iter()
-            .filter(|(_, f)| f.elf)
-            .map(|(p, _)| p.clone())
-            .collect();
-        let owners = dpkg::owners(&opts.sysroot, &elf_paths)?;
-        for (path, file) in &files {
+        for (path, file) in files {
             let file_id = b.file(&image.digest, path, file);
             b.relations
                 .insert(Relationship::new(&image_id, "CONTAINS", &file_id));
@@ -399,27 +402,36 @@ enum ReadError {
 fn read_file(r: &mut impl Read, path: &str) -> Result<ScannedFile, ReadError> {
     use std::io::Write as _;
     let (mut s1, mut s256) = (Sha1::new(), Sha256::new());
-    let mut spool: Option<std::io::BufWriter<std::fs::File>> = None;
-    let mut first = true;
+    // The magic number whole, however the reader splits its first bytes (a gzip stream may
+    // hand out fewer than four).
+    let mut head = [0u8; 4];
+    let mut got = 0;
+    while got < head.len() {
+        match r.read(&mut head[got..]).map_err(ReadError::Io)? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    let mut spool = match &head[..got] == b"\x7fELF" {
+        true => {
+            let file = tempfile::tempfile().map_err(ReadError::Io)?;
+            Some(std::io::BufWriter::with_capacity(super::blob::CHUNK, file))
+        }
+        false => None,
+    };
     let mut buf = vec![0u8; super::blob::CHUNK];
+    let mut piece = &head[..got];
     loop {
-        let n = r.read(&mut buf).map_err(ReadError::Io)?;
-        if n == 0 {
-            break;
-        }
-        let piece = &buf[..n];
-        if first {
-            first = false;
-            if piece.starts_with(b"\x7fELF") {
-                let file = tempfile::tempfile().map_err(ReadError::Io)?;
-                spool = Some(std::io::BufWriter::with_capacity(super::blob::CHUNK, file));
-            }
-        }
         if let Some(w) = &mut spool {
             w.write_all(piece).map_err(ReadError::Io)?;
         }
         s1.update(piece);
         s256.update(piece);
+        let n = r.read(&mut buf).map_err(ReadError::Io)?;
+        if n == 0 {
+            break;
+        }
+        piece = &buf[..n];
     }
     let elf = spool.is_some();
     let mut crates = Vec::new();
@@ -450,6 +462,35 @@ mod tests {
     use super::*;
     use crate::image::layer::{LayerBuilder, Owner};
     use crate::image::model::ImageBuilder;
+
+    /// A reader that hands out one byte per call, as a decompressor may at a block edge.
+    struct OneByte<'a>(&'a [u8]);
+
+    impl Read for OneByte<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((b, rest)), Some(out)) => {
+                    *out = *b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn an_elf_read_a_byte_at_a_time_is_still_elf() {
+        let sample = auditable::tests::SAMPLE.as_bytes();
+        let elf =
+            elf::tests::tiny_elf(&[(auditable::SECTION, &auditable::tests::compress(sample))]);
+        let Ok(f) = read_file(&mut OneByte(&elf), "bin/demo") else {
+            panic!("the file did not read");
+        };
+        assert!(f.elf);
+        assert!(!f.crates.is_empty());
+        assert_eq!(f.sha256, hex::encode(Sha256::digest(&elf)));
+    }
 
     fn sample_image() -> Image {
         let sample = auditable::tests::SAMPLE.as_bytes();
