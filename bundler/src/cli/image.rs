@@ -141,8 +141,10 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
         Err(OperatorImageError::Usage(msg)) => return Ok(usage(msg)),
         Err(e) => return Err(e.into()),
     };
+    let code = a.output.deliver(&image, &dest, &opts).await?;
+    // Only for an image that was stored: no SBOM of an image a failed push never made.
     image_output::write_build_sbom(&image, &dest, &first, a.sbom.as_deref(), a.no_sbom)?;
-    a.output.deliver(&image, &dest, &opts).await
+    Ok(code)
 }
 
 /// `olm image push <oci:dir[:tag]> <registry ref>` and `olm image copy <src> <dst>`.
