@@ -104,11 +104,17 @@ fn get(port: u16, path: &str) -> (u16, String) {
 
 /// `olm catalog serve CATALOG --http-port`, up and answering.
 fn serve(catalog: &Path) -> (Server, u16) {
+    serve_with(catalog, &[])
+}
+
+/// [`serve`] with more flags.
+fn serve_with(catalog: &Path, extra: &[&str]) -> (Server, u16) {
     let (port, http) = (free_port(), free_port());
     let server = Server(
         Command::new(OLM)
             .args(["catalog", "serve"])
             .arg(catalog)
+            .args(extra)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--http-port", &http.to_string(), "--catalog-name", "demo"])
             .stdout(Stdio::null())
@@ -303,6 +309,42 @@ fn browses_a_real_multi_package_catalog_in_chromium() {
     };
     let shots = tempfile::tempdir().unwrap();
     browse(&bin, &catalog, "kube-green", "green", shots.path());
+}
+
+/// A catalog of one package whose description is `description`.
+fn one_package(dir: &Path, description: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let lines = [
+        serde_json::json!({"schema": "olm.package", "name": "demo-op", "defaultChannel": "stable", "description": description}),
+        serde_json::json!({"schema": "olm.channel", "package": "demo-op", "name": "stable", "entries": [{"name": "demo-op.v1.0.0"}]}),
+        serde_json::json!({"schema": "olm.bundle", "package": "demo-op", "name": "demo-op.v1.0.0", "image": "example.com/demo-op-bundle:v1.0.0",
+            "properties": [{"type": "olm.package", "value": {"packageName": "demo-op", "version": "1.0.0"}}]}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("catalog.json"), text).unwrap();
+}
+
+/// A server given the same cache directory after its catalog changed rebuilds the cache and
+/// shows the new catalog's pages, not the ones rendered for the old one.
+#[test]
+fn pages_follow_the_catalog_across_cache_rebuilds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (catalog, cache) = (tmp.path().join("cat"), tmp.path().join("cache"));
+    let flags = [
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--cache-enforce-integrity=false",
+    ];
+    for description in ["first-words-of-the-catalog", "second-words-of-the-catalog"] {
+        one_package(&catalog, description);
+        let (_server, port) = serve_with(&catalog, &flags);
+        let (status, page) = get(port, "/packages/demo-op.html");
+        assert_eq!(status, 200);
+        assert!(
+            page.contains(description),
+            "{description} not shown:\n{page}"
+        );
+    }
 }
 
 const XSS_CATALOG: &str = r#"{"schema":"olm.package","name":"xss","defaultChannel":"stable","description":"pkg <script>document.title='pwned-pkg'</script>"}

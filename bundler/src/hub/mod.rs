@@ -85,20 +85,26 @@ pub struct SiteStats {
     pub bytes: u64,
 }
 
-/// The marker's content: the format and the options the pages were made with.
-fn marker(opts: &SiteOptions) -> String {
+/// The marker's content: the format, the options the pages were made with and the digest of
+/// the catalog the cache was built from.
+fn marker(opts: &SiteOptions, digest: &str) -> String {
     let mut v = serde_json::to_value(opts).unwrap_or_default();
     v["format"] = json!(FORMAT);
+    v["digest"] = json!(digest);
     format!("{v}\n")
 }
 
 /// Bumped when the pages change, so a cache's pages made by an older `olm` are remade.
 const FORMAT: u32 = 1;
 
-/// Whether the cache in `cache_dir` holds pages made with `opts` by this format.
+/// Whether the cache in `cache_dir` holds pages made with `opts` by this format, from the
+/// catalog its index was built from.
 pub fn is_current(cache_dir: &Path, opts: &SiteOptions) -> bool {
+    let Some(digest) = cache::cached_digest(cache_dir) else {
+        return false;
+    };
     let path = cache_dir.join(CACHE_SUBDIR).join(UI_DIR).join(MARKER_FILE);
-    std::fs::read_to_string(path).is_ok_and(|m| m == marker(opts))
+    std::fs::read_to_string(path).is_ok_and(|m| m == marker(opts, &digest))
 }
 
 /// Renders the pages of the cache in `cache_dir` into its `ui/` directory (replaced whole).
@@ -124,7 +130,7 @@ pub fn write_site(
 }
 
 fn render(cache_dir: &Path, out: &Path, opts: &SiteOptions) -> Result<SiteStats, SiteError> {
-    let (store, _) = cache::open_checked(cache_dir, false)?;
+    let (store, stats) = cache::open_checked(cache_dir, false)?;
     let blobs = package_blobs(&cache::content_dir(cache_dir));
     let catalog = CatalogRef {
         name: opts.catalog_name.clone(),
@@ -163,7 +169,7 @@ fn render(cache_dir: &Path, out: &Path, opts: &SiteOptions) -> Result<SiteStats,
         for (name, text) in [
             ("index.html", grid),
             (SEARCH_FILE, search),
-            (MARKER_FILE, marker(opts)),
+            (MARKER_FILE, marker(opts, &stats.digest)),
         ] {
             let path = tmp.join(name);
             std::fs::write(&path, &text).map_err(io(path.clone()))?;
