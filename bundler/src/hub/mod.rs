@@ -49,9 +49,11 @@ pub enum SiteError {
         source: std::io::Error,
     },
     #[error(
-        "{0}: exists and is not a site written by olm (no {MARKER_FILE}): choose an empty or new directory"
+        "{0}: exists and is not a site written by olm (no valid {MARKER_FILE}): choose an empty or new directory"
     )]
     NotOurs(PathBuf),
+    #[error("{0}: exists and is not a directory: choose an empty or new directory")]
+    NotADirectory(PathBuf),
 }
 
 /// What the pages say about where the catalog is: the names in the install snippets.
@@ -120,11 +122,24 @@ pub fn write_site(
     out: &Path,
     opts: &SiteOptions,
 ) -> Result<SiteStats, SiteError> {
-    if let Ok(mut rd) = std::fs::read_dir(out)
-        && rd.next().is_some()
-        && !out.join(MARKER_FILE).is_file()
-    {
-        return Err(SiteError::NotOurs(out.to_path_buf()));
+    let ours = |dir: &Path| {
+        let marker = std::fs::read(dir.join(MARKER_FILE)).unwrap_or_default();
+        serde_json::from_slice::<serde_json::Value>(&marker).is_ok_and(|m| {
+            m.get("format").is_some_and(serde_json::Value::is_u64)
+                && m.get("catalogName")
+                    .is_some_and(serde_json::Value::is_string)
+        })
+    };
+    // A file, a link or anything else in the way is the user's: never renamed away.
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if !m.is_dir() => return Err(SiteError::NotADirectory(out.to_path_buf())),
+        Ok(_) => {
+            let empty = std::fs::read_dir(out).is_ok_and(|mut rd| rd.next().is_none());
+            if !empty && !ours(out) {
+                return Err(SiteError::NotOurs(out.to_path_buf()));
+            }
+        }
+        Err(_) => {}
     }
     render(cache_dir, out, opts)
 }
@@ -307,5 +322,47 @@ fn graph_svg(p: &pb::Package) -> String {
             "<p class=\"note\">{}</p>",
             page::esc(&format!("no graph: {e}"))
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-o` never replaces what is not a site: a file, a link, or a directory whose
+    /// `site.json` is not ours. Refused before the cache is read, so none is needed here.
+    #[test]
+    fn write_site_refuses_what_is_not_a_site() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (cache, opts) = (tmp.path().join("no-cache"), SiteOptions::named("c"));
+        let file = tmp.path().join("notes.txt");
+        std::fs::write(&file, "mine").unwrap();
+        let err = write_site(&cache, &file, &opts).unwrap_err();
+        assert!(matches!(err, SiteError::NotADirectory(_)), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(tmp.path(), &link).unwrap();
+        let err = write_site(&cache, &link, &opts).unwrap_err();
+        assert!(matches!(err, SiteError::NotADirectory(_)), "{err}");
+
+        let dir = tmp.path().join("dir");
+        std::fs::create_dir(&dir).unwrap();
+        for marker in [
+            "",
+            "{}",
+            "not json",
+            r#"{"format":1}"#,
+            r#"{"catalogName":"x"}"#,
+        ] {
+            std::fs::write(dir.join(MARKER_FILE), marker).unwrap();
+            let err = write_site(&cache, &dir, &opts).unwrap_err();
+            assert!(matches!(err, SiteError::NotOurs(_)), "{marker}: {err}");
+            assert!(dir.join(MARKER_FILE).is_file());
+        }
+        // Ours: refused no more (it fails on the missing cache instead).
+        std::fs::write(dir.join(MARKER_FILE), r#"{"format":1,"catalogName":"x"}"#).unwrap();
+        let err = write_site(&cache, &dir, &opts).unwrap_err();
+        assert!(matches!(err, SiteError::Cache(_)), "{err}");
     }
 }
