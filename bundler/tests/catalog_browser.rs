@@ -347,6 +347,59 @@ fn pages_follow_the_catalog_across_cache_rebuilds() {
     }
 }
 
+/// `--cache-only` renders the browser's pages only for a `--cache-site-name`; a server whose
+/// cache lacks them renders them at start-up (in its cache builder process) and keeps the
+/// fresh index it was given.
+#[test]
+fn pages_are_rendered_only_for_a_server_that_shows_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (catalog, cache) = (tmp.path().join("cat"), tmp.path().join("cache"));
+    one_package(&catalog, "words-of-the-catalog");
+    let cache_only = |extra: &[&str]| {
+        let out = Command::new(OLM)
+            .args(["catalog", "serve"])
+            .arg(&catalog)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--cache-only")
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ui = cache.join("olm-serve.v1/ui");
+    cache_only(&[]);
+    assert!(!ui.exists(), "no pages without --cache-site-name");
+    let index = cache.join("olm-serve.v1/index.pb");
+    let built = std::fs::metadata(&index).unwrap().modified().unwrap();
+    {
+        let (_server, port) = serve_with(&catalog, &["--cache-dir", cache.to_str().unwrap()]);
+        let (status, page) = get(port, "/packages/demo-op.html");
+        assert_eq!(status, 200);
+        assert!(page.contains("words-of-the-catalog"), "{page}");
+    }
+    let marker: Value =
+        serde_json::from_slice(&std::fs::read(ui.join("site.json")).unwrap()).unwrap();
+    assert_eq!(marker["catalogName"], "demo");
+    assert_eq!(
+        std::fs::metadata(&index).unwrap().modified().unwrap(),
+        built,
+        "the fresh cache was kept"
+    );
+    cache_only(&["--cache-site-name", "other"]);
+    let marker: Value =
+        serde_json::from_slice(&std::fs::read(ui.join("site.json")).unwrap()).unwrap();
+    assert_eq!(marker["catalogName"], "other");
+    assert_eq!(
+        std::fs::metadata(&index).unwrap().modified().unwrap(),
+        built
+    );
+}
+
 const XSS_CATALOG: &str = r#"{"schema":"olm.package","name":"xss","defaultChannel":"stable","description":"pkg <script>document.title='pwned-pkg'</script>"}
 {"schema":"olm.channel","package":"xss","name":"stable","entries":[{"name":"xss.v1.0.0"}]}
 {"schema":"olm.bundle","package":"xss","name":"xss.v1.0.0","image":"example.com/xss-bundle:v1.0.0","properties":[{"type":"olm.package","value":{"packageName":"xss","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"XSS <b>bold</b>","description":"Hello <script>document.title='pwned'</script> [click](javascript:document.title='pwned2') [also](<java\tscript:document.title='pwned4'>) <img src=x onerror=\"document.title='pwned3'\">","annotations":{"description":"short <script>document.title='pwned5'</script>","categories":"Security"}}}]}

@@ -91,6 +91,11 @@ pub fn bake(cache_dir: &Path, catalog_name: &str) -> Result<(), String> {
         .map_err(|e| format!("render the catalog browser: {e}"))
 }
 
+/// Whether the cache in `cache_dir` has current browser pages for `catalog_name`.
+pub fn is_current(cache_dir: &Path, catalog_name: &str) -> bool {
+    hub::is_current(cache_dir, &SiteOptions::named(catalog_name))
+}
+
 /// Makes sure the cache in `cache_dir` has the browser's pages for `catalog_name` (a cache
 /// built by an older `olm`, or for another name, gets them now).
 pub fn ensure(cache_dir: &Path, catalog_name: &str) -> Result<(), SiteError> {
