@@ -30,7 +30,7 @@ use crate::serve::index::cache::{self, CACHE_SUBDIR, CacheError};
 use crate::serve::proto::cache as pb;
 use crate::serve::runtime::catalogd_files::ContentFiles;
 use crate::serve::runtime::store::StoreError;
-use crate::serve::runtime::ui::{MARKER_FILE, SEARCH_FILE, UI_DIR};
+use crate::serve::runtime::ui::{CSP_KEY, MARKER_FILE, SEARCH_FILE, UI_DIR};
 use snippets::CatalogRef;
 use view::{PackageBlob, PackageView};
 
@@ -87,12 +87,14 @@ pub struct SiteStats {
     pub bytes: u64,
 }
 
-/// The marker's content: the format, the options the pages were made with and the digest of
-/// the catalog the cache was built from.
+/// The marker's content: the format, the options the pages were made with, the digest of
+/// the catalog the cache was built from and the pages' Content-Security-Policy (which the
+/// server sends as a header).
 fn marker(opts: &SiteOptions, digest: &str) -> String {
     let mut v = serde_json::to_value(opts).unwrap_or_default();
     v["format"] = json!(FORMAT);
     v["digest"] = json!(digest);
+    v[CSP_KEY] = json!(page::content_security_policy());
     format!("{v}\n")
 }
 

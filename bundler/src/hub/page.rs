@@ -132,7 +132,8 @@ if(q||cat){
 "#;
 
 /// The Content-Security-Policy of every page: nothing from elsewhere, images only as data:
-/// URIs, only our own script (by hash). Also sent as a header by `olm catalog serve`.
+/// URIs, only our own script (by hash). Also recorded in `site.json`, from where
+/// `olm catalog serve` sends it as a header.
 pub fn content_security_policy() -> String {
     let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(SCRIPT.as_bytes()));
     format!(
