@@ -33,13 +33,7 @@ pub fn esc(s: &str) -> String {
 /// lowercase letters, digits, `-`, `_` and `.` (not leading), else the name with other
 /// characters replaced and a hash of the name appended, so names never collide or escape.
 pub fn page_file(name: &str) -> String {
-    let plain = !name.is_empty()
-        && name.len() <= 200
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
-    if plain {
+    if crate::serve::runtime::ui::is_page_name(name) {
         return name.to_string();
     }
     let cleaned: String = name

@@ -20,6 +20,18 @@ pub const SEARCH_FILE: &str = "search.json";
 /// The key in [`MARKER_FILE`] holding the pages' Content-Security-Policy.
 pub const CSP_KEY: &str = "contentSecurityPolicy";
 
+/// Whether `name` is a package page's file name as written (without `.html`): lowercase
+/// letters, digits, `-`, `_` and `.`, not leading with `.`, at most 200 bytes. The one rule
+/// both for naming pages and for which request paths can reach a file.
+pub fn is_page_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
+}
+
 /// The rendered pages of one cache.
 #[derive(Debug, Clone)]
 pub struct UiFiles {
@@ -50,12 +62,7 @@ impl UiFiles {
             _ => {}
         }
         let name = path.strip_prefix("/packages/")?.strip_suffix(".html")?;
-        let plain = !name.is_empty()
-            && !name.starts_with('.')
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
-        plain.then(|| (self.dir.join("packages").join(format!("{name}.html")), HTML))
+        is_page_name(name).then(|| (self.dir.join("packages").join(format!("{name}.html")), HTML))
     }
 
     /// Answers a request outside catalogd's paths; `None` when it names no page.
@@ -141,5 +148,8 @@ mod tests {
         ] {
             assert_eq!(f(bad), None, "{bad}");
         }
+        let long = format!("/packages/{}.html", "a".repeat(201));
+        assert_eq!(f(&long), None, "longer than any page written");
+        assert!(f(&format!("/packages/{}.html", "a".repeat(200))).is_some());
     }
 }
