@@ -25,7 +25,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::atomic_write::{WriteError, replace_dir};
+use crate::catalog::declcfg::{
+    Bundle, Channel, ChannelEntry, DeclarativeConfig, Deprecation, DeprecationEntry, Package,
+    PackageScopedReference, SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE,
+};
 use crate::catalog::graph;
+use crate::catalog::property::Property;
 use crate::serve::index::cache::{self, CACHE_SUBDIR, CacheError};
 use crate::serve::proto::cache as pb;
 use crate::serve::runtime::catalogd_files::ContentFiles;
@@ -252,73 +257,16 @@ fn package_blobs(content: &Path) -> std::collections::HashMap<String, PackageBlo
     out
 }
 
-/// The upgrade graph of package `p` as SVG, drawn by `catalog::graph` from the index.
+/// The upgrade graph of package `p` as SVG, drawn by `catalog::graph` from the index (its
+/// declarative config made directly from the index's package).
 fn graph_svg(p: &pb::Package) -> String {
-    let mut lines =
-        vec![json!({"schema": "olm.package", "name": p.name, "defaultChannel": p.default_channel})];
-    let bundle_name = |i: u32| {
-        p.bundles
-            .get(i as usize)
-            .and_then(|b| b.base.as_ref())
-            .map(|b| b.csv_name.clone())
-            .unwrap_or_default()
-    };
-    for c in &p.channels {
-        let entries: Vec<_> = c
-            .entries
-            .iter()
-            .map(|e| {
-                let mut entry = json!({"name": bundle_name(e.bundle)});
-                if !e.replaces.is_empty() {
-                    entry["replaces"] = json!(e.replaces);
-                }
-                if !e.skips.is_empty() {
-                    entry["skips"] = json!(e.skips);
-                }
-                if !e.skip_range.is_empty() {
-                    entry["skipRange"] = json!(e.skip_range);
-                }
-                entry
-            })
-            .collect();
-        lines.push(
-            json!({"schema": "olm.channel", "package": p.name, "name": c.name, "entries": entries}),
-        );
-    }
-    let mut deprecations = Vec::new();
-    if let Some(d) = &p.deprecation {
-        deprecations.push(json!({"reference": {"schema": "olm.package"}, "message": d.message}));
-    }
-    for c in &p.channels {
-        if let Some(d) = &c.deprecation {
-            deprecations.push(json!({"reference": {"schema": "olm.channel", "name": c.name}, "message": d.message}));
-        }
-    }
-    for b in p.bundles.iter().filter_map(|b| b.base.as_ref()) {
-        lines.push(json!({
-            "schema": "olm.bundle", "package": p.name, "name": b.csv_name, "image": b.bundle_path,
-            "properties": [{"type": "olm.package", "value": {"packageName": p.name, "version": b.version}}]
-        }));
-        if let Some(d) = &b.deprecation {
-            deprecations.push(json!({"reference": {"schema": "olm.bundle", "name": b.csv_name}, "message": d.message}));
-        }
-    }
-    if !deprecations.is_empty() {
-        lines.push(
-            json!({"schema": "olm.deprecations", "package": p.name, "entries": deprecations}),
-        );
-    }
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let drawn = crate::catalog::load::load_bytes(Path::new("graph.json"), text.as_bytes())
-        .map_err(|e| e.to_string())
-        .and_then(|cfg| {
-            let opts = graph::Options {
-                package: Some(p.name.clone()),
-                ..Default::default()
-            };
-            graph::build(&cfg, &opts).map_err(|e| e.to_string())
-        });
-    match drawn {
+    match graph::build(
+        &graph_config(p),
+        &graph::Options {
+            package: Some(p.name.clone()),
+            ..Default::default()
+        },
+    ) {
         Ok(g) => graph::svg(&g),
         Err(e) => format!(
             "<p class=\"note\">{}</p>",
@@ -327,9 +275,147 @@ fn graph_svg(p: &pb::Package) -> String {
     }
 }
 
+/// The package, channels, bundles and deprecations of `p` as a declarative config: what
+/// the graph reads of them.
+fn graph_config(p: &pb::Package) -> DeclarativeConfig {
+    let bundle_name = |i: u32| {
+        p.bundles
+            .get(i as usize)
+            .and_then(|b| b.base.as_ref())
+            .map(|b| b.csv_name.clone())
+            .unwrap_or_default()
+    };
+    let reference = |schema: &str, name: &str, message: &str| DeprecationEntry {
+        reference: PackageScopedReference {
+            schema: schema.into(),
+            name: name.into(),
+        },
+        message: message.into(),
+    };
+    let mut entries = Vec::new();
+    if let Some(d) = &p.deprecation {
+        entries.push(reference(SCHEMA_PACKAGE, "", &d.message));
+    }
+    let channels = p
+        .channels
+        .iter()
+        .map(|c| {
+            if let Some(d) = &c.deprecation {
+                entries.push(reference(SCHEMA_CHANNEL, &c.name, &d.message));
+            }
+            Channel {
+                schema: SCHEMA_CHANNEL.into(),
+                name: c.name.clone(),
+                package: p.name.clone(),
+                entries: c
+                    .entries
+                    .iter()
+                    .map(|e| ChannelEntry {
+                        name: bundle_name(e.bundle),
+                        replaces: e.replaces.clone(),
+                        skips: e.skips.clone(),
+                        skip_range: e.skip_range.clone(),
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let bundles = p
+        .bundles
+        .iter()
+        .filter_map(|b| b.base.as_ref())
+        .map(|b| {
+            if let Some(d) = &b.deprecation {
+                entries.push(reference(SCHEMA_BUNDLE, &b.csv_name, &d.message));
+            }
+            Bundle {
+                schema: SCHEMA_BUNDLE.into(),
+                name: b.csv_name.clone(),
+                package: p.name.clone(),
+                image: b.bundle_path.clone(),
+                properties: vec![Property::package(&p.name, &b.version)],
+                ..Default::default()
+            }
+        })
+        .collect();
+    let deprecations = match entries.is_empty() {
+        true => Vec::new(),
+        false => vec![Deprecation {
+            schema: SCHEMA_DEPRECATIONS.into(),
+            package: p.name.clone(),
+            entries,
+            ..Default::default()
+        }],
+    };
+    DeclarativeConfig {
+        packages: vec![Package {
+            schema: SCHEMA_PACKAGE.into(),
+            name: p.name.clone(),
+            default_channel: p.default_channel.clone(),
+            ..Default::default()
+        }],
+        channels,
+        bundles,
+        deprecations,
+        others: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::proto::api;
+
+    /// The graph is drawn from the index's package: its bundles, edges and deprecations.
+    #[test]
+    fn graph_is_drawn_from_the_index() {
+        let bundle = |name: &str, version: &str, deprecated: bool| pb::Bundle {
+            base: Some(api::Bundle {
+                csv_name: name.into(),
+                version: version.into(),
+                bundle_path: format!("example.com/b:{version}"),
+                deprecation: deprecated.then(|| api::Deprecation {
+                    message: "old".into(),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut p = pb::Package {
+            name: "demo".into(),
+            default_channel: "stable".into(),
+            bundles: vec![
+                bundle("demo.v1", "1.0.0", true),
+                bundle("demo.v2", "2.0.0", false),
+            ],
+            channels: vec![pb::Channel {
+                name: "stable".into(),
+                head: 1,
+                entries: vec![
+                    pb::Entry {
+                        bundle: 0,
+                        ..Default::default()
+                    },
+                    pb::Entry {
+                        bundle: 1,
+                        replaces: "demo.v1".into(),
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let cfg = graph_config(&p);
+        assert_eq!(cfg.deprecations[0].entries[0].reference.name, "demo.v1");
+        let svg = graph_svg(&p);
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert!(svg.contains("demo.v1") && svg.contains("demo.v2"), "{svg}");
+        // A bundle the graph cannot place is said, not drawn.
+        p.bundles[1].base.as_mut().unwrap().version = "not-semver".into();
+        assert!(graph_svg(&p).starts_with("<p class=\"note\">no graph: "));
+    }
 
     /// `-o` never replaces what is not a site: a file, a link, or a directory whose
     /// `site.json` is not ours. Refused before the cache is read, so none is needed here.

@@ -13,21 +13,9 @@ use super::markdown;
 use super::snippets::Snippets;
 use super::view::PackageView;
 
-/// HTML-escapes text for element content and quoted attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// HTML-escapes text for element content and quoted attribute values: the escape the
+/// upgrade graph's SVG uses, valid in both.
+pub use crate::catalog::graph::xml as esc;
 
 /// The file name of a package's page (without `.html`): the name itself when it is made of
 /// lowercase letters, digits, `-`, `_` and `.` (not leading), else the name with other
