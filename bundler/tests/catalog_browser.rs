@@ -512,9 +512,15 @@ fn static_site_of_a_catalog_image() {
     let st = Command::new(OLM)
         .args(["catalog", "site", &layout, "-o"])
         .arg(&out)
-        .status()
+        .output()
         .unwrap();
-    assert!(st.success());
+    let log = String::from_utf8_lossy(&st.stderr);
+    assert!(st.status.success(), "{log}");
+    // The image's pre-built cache matches its catalog: the pages come from it.
+    assert!(
+        log.contains("rendering from the image's serve cache"),
+        "{log}"
+    );
     let page = std::fs::read_to_string(out.join("packages/reverse-words-operator.html")).unwrap();
     assert!(
         snippet(&page, "cli").contains(&format!(

@@ -213,24 +213,18 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     };
     // A catalog image is pulled and unpacked for the life of the server; its pre-built cache
     // is used when no cache directory is given (rebuilt in place if it does not match).
-    let pulled = if req.catalog.exists() {
-        None
-    } else {
-        let reference = req.catalog.to_string_lossy().into_owned();
-        let is_path = reference.starts_with(['/', '.', '~']);
-        if is_path || !catalog_source::is_image_ref(&reference) {
-            let msg =
-                format!("{reference}: no such catalog directory or file (nor an image reference)");
-            return Err(ServeStartError::Usage(msg));
+    let (root, pulled) = match catalog_source::resolve(&req.catalog, &req.registry).await {
+        Err(e @ CatalogSourceError::Missing(_)) => {
+            return Err(ServeStartError::Usage(e.to_string()));
         }
-        let pulled = catalog_source::pull_catalog(&reference, &req.registry).await?;
-        tracing::info!(image = %reference, configs = %pulled.configs.display(), "pulled catalog image");
-        req.catalog = pulled.configs.clone();
-        if req.cache_dir.is_none() {
-            req.cache_dir = pulled.cache.clone();
-        }
-        Some(pulled)
+        r => r?,
     };
+    req.catalog = root;
+    if let Some(pulled) = &pulled
+        && req.cache_dir.is_none()
+    {
+        req.cache_dir = pulled.cache.clone();
+    }
 
     if req.cache_only {
         let Some(dir) = req.cache_dir.clone() else {
