@@ -149,8 +149,54 @@ fn snippet(page: &str, id: &str) -> String {
     unescape(&page[at..end])
 }
 
+/// What of `original` the typed form dropped: keys it does not know (a misspelt field reads
+/// as absent) or values it read otherwise. Keys the typed form adds (its defaults) are fine.
+fn dropped(original: &Value, typed: &Value, at: &str, out: &mut Vec<String>) {
+    match (original, typed) {
+        (Value::Object(o), Value::Object(t)) => {
+            for (k, v) in o {
+                match t.get(k) {
+                    Some(tv) => dropped(v, tv, &format!("{at}.{k}"), out),
+                    None => out.push(format!("{at}.{k}")),
+                }
+            }
+        }
+        (Value::Array(o), Value::Array(t)) if o.len() == t.len() => {
+            for (i, (v, tv)) in o.iter().zip(t).enumerate() {
+                dropped(v, tv, &format!("{at}[{i}]"), out);
+            }
+        }
+        (o, t) if o == t => {}
+        _ => out.push(format!("{at}: {original} read as {typed}")),
+    }
+}
+
+/// `d` read into `T` and written back: an error, or the fields the typed form does not know.
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(d: &Value) -> Option<String> {
+    let typed = match serde_json::from_value::<T>(d.clone()) {
+        Ok(t) => serde_json::to_value(t).unwrap(),
+        Err(e) => return Some(e.to_string()),
+    };
+    let mut out = Vec::new();
+    dropped(d, &typed, "", &mut out);
+    (!out.is_empty()).then(|| format!("not in the typed form: {}", out.join(", ")))
+}
+
+#[test]
+fn round_trip_finds_unknown_fields() {
+    use olm_bundler::deploy::types::Subscription;
+    let good = serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+        "metadata": {"name": "s", "namespace": "n"},
+        "spec": {"name": "p", "channel": "stable", "source": "c", "sourceNamespace": "olm"}});
+    assert_eq!(round_trip::<Subscription>(&good), None);
+    let mut bad = good.clone();
+    bad["spec"]["installPlanApprovl"] = "Manual".into();
+    let found = round_trip::<Subscription>(&bad).unwrap();
+    assert!(found.contains(".spec.installPlanApprovl"), "{found}");
+}
+
 /// Parses a snippet as YAML documents, each a Kubernetes object of the kind it names, read
-/// into its typed form; the kinds, in order.
+/// into its typed form with no field left unknown; the kinds, in order.
 fn kinds(yaml: &str) -> Vec<String> {
     use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
     use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
@@ -172,17 +218,15 @@ fn kinds(yaml: &str) -> Vec<String> {
                 "{d}"
             );
             let typed = match kind.as_str() {
-                "Namespace" => serde_json::from_value::<Namespace>(d.clone()).err(),
-                "ServiceAccount" => serde_json::from_value::<ServiceAccount>(d.clone()).err(),
-                "OperatorGroup" => serde_json::from_value::<OperatorGroup>(d.clone()).err(),
-                "Subscription" => serde_json::from_value::<Subscription>(d.clone()).err(),
-                "ClusterExtension" => serde_json::from_value::<ClusterExtension>(d.clone()).err(),
-                "ClusterRole" => serde_json::from_value::<ClusterRole>(d.clone()).err(),
-                "ClusterRoleBinding" => {
-                    serde_json::from_value::<ClusterRoleBinding>(d.clone()).err()
-                }
-                "Role" => serde_json::from_value::<Role>(d.clone()).err(),
-                "RoleBinding" => serde_json::from_value::<RoleBinding>(d.clone()).err(),
+                "Namespace" => round_trip::<Namespace>(&d),
+                "ServiceAccount" => round_trip::<ServiceAccount>(&d),
+                "OperatorGroup" => round_trip::<OperatorGroup>(&d),
+                "Subscription" => round_trip::<Subscription>(&d),
+                "ClusterExtension" => round_trip::<ClusterExtension>(&d),
+                "ClusterRole" => round_trip::<ClusterRole>(&d),
+                "ClusterRoleBinding" => round_trip::<ClusterRoleBinding>(&d),
+                "Role" => round_trip::<Role>(&d),
+                "RoleBinding" => round_trip::<RoleBinding>(&d),
                 other => panic!("unexpected kind {other:?} in a snippet"),
             };
             assert!(typed.is_none(), "{kind}: {typed:?}\n{d}");
