@@ -6,13 +6,15 @@
 
 #[path = "support/prerequisite.rs"]
 mod prerequisite;
+#[path = "support/serve.rs"]
+mod serve;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use serve::{Server, free_port, http_get as get};
 
 const OLM: &str = env!("CARGO_BIN_EXE_olm");
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -65,41 +67,6 @@ fn screenshot(bin: &Path, url: &str, dir: &Path, name: &str) {
         "{url}: {} bytes",
         png.len()
     );
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn get(port: u16, path: &str) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text[9..12].parse().unwrap();
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b)
-        .unwrap_or_default();
-    (status, body.to_string())
 }
 
 /// `olm catalog serve CATALOG --http-port`, up and answering.
