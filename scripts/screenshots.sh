@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the catalog browser's screenshots in docs/img/ (shown in README.md) with headless
-# Chromium: the grid of a real multi-package catalog (../shared/data's community catalog when
-# present, else catalog/) and the package page of catalog/'s operator, both written by
-# `olm catalog site`. Run after changing the browser's pages; commit the pictures.
+# Chromium: the grid of a real multi-package catalog (../shared/data's community catalog, or
+# $OLM_SHARED_DATA's: required, so the pictures never depend on what happens to be there) and
+# the package page of catalog/'s operator, both written by `olm catalog site`. Run after
+# changing the browser's pages; commit the pictures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,9 +14,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 shared=${OLM_SHARED_DATA:-../shared/data}/catalogs/community-operators-prod/catalogs/v4.20
-grid_catalog=catalog
-[ -d "$shared" ] && grid_catalog=$shared
-"$olm" catalog site "$grid_catalog" -o "$work/grid" --catalog-name community-operators >/dev/null
+[ -d "$shared" ] || { echo "needs the shared data's community catalog at $shared (set OLM_SHARED_DATA)" >&2; exit 1; }
+"$olm" catalog site "$shared" -o "$work/grid" --catalog-name community-operators >/dev/null
 "$olm" catalog site catalog -o "$work/project" --catalog-name reverse-words >/dev/null
 
 shot() { # URL OUT WIDTHxHEIGHT

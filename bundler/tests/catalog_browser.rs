@@ -6,13 +6,15 @@
 
 #[path = "support/prerequisite.rs"]
 mod prerequisite;
+#[path = "support/serve.rs"]
+mod serve;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use serve::{Server, free_port, http_get as get};
 
 const OLM: &str = env!("CARGO_BIN_EXE_olm");
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -67,48 +69,19 @@ fn screenshot(bin: &Path, url: &str, dir: &Path, name: &str) {
     );
 }
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn get(port: u16, path: &str) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text[9..12].parse().unwrap();
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b)
-        .unwrap_or_default();
-    (status, body.to_string())
-}
-
 /// `olm catalog serve CATALOG --http-port`, up and answering.
 fn serve(catalog: &Path) -> (Server, u16) {
+    serve_with(catalog, &[])
+}
+
+/// [`serve`] with more flags.
+fn serve_with(catalog: &Path, extra: &[&str]) -> (Server, u16) {
     let (port, http) = (free_port(), free_port());
     let server = Server(
         Command::new(OLM)
             .args(["catalog", "serve"])
             .arg(catalog)
+            .args(extra)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--http-port", &http.to_string(), "--catalog-name", "demo"])
             .stdout(Stdio::null())
@@ -143,8 +116,54 @@ fn snippet(page: &str, id: &str) -> String {
     unescape(&page[at..end])
 }
 
+/// What of `original` the typed form dropped: keys it does not know (a misspelt field reads
+/// as absent) or values it read otherwise. Keys the typed form adds (its defaults) are fine.
+fn dropped(original: &Value, typed: &Value, at: &str, out: &mut Vec<String>) {
+    match (original, typed) {
+        (Value::Object(o), Value::Object(t)) => {
+            for (k, v) in o {
+                match t.get(k) {
+                    Some(tv) => dropped(v, tv, &format!("{at}.{k}"), out),
+                    None => out.push(format!("{at}.{k}")),
+                }
+            }
+        }
+        (Value::Array(o), Value::Array(t)) if o.len() == t.len() => {
+            for (i, (v, tv)) in o.iter().zip(t).enumerate() {
+                dropped(v, tv, &format!("{at}[{i}]"), out);
+            }
+        }
+        (o, t) if o == t => {}
+        _ => out.push(format!("{at}: {original} read as {typed}")),
+    }
+}
+
+/// `d` read into `T` and written back: an error, or the fields the typed form does not know.
+fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(d: &Value) -> Option<String> {
+    let typed = match serde_json::from_value::<T>(d.clone()) {
+        Ok(t) => serde_json::to_value(t).unwrap(),
+        Err(e) => return Some(e.to_string()),
+    };
+    let mut out = Vec::new();
+    dropped(d, &typed, "", &mut out);
+    (!out.is_empty()).then(|| format!("not in the typed form: {}", out.join(", ")))
+}
+
+#[test]
+fn round_trip_finds_unknown_fields() {
+    use olm_bundler::deploy::types::Subscription;
+    let good = serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+        "metadata": {"name": "s", "namespace": "n"},
+        "spec": {"name": "p", "channel": "stable", "source": "c", "sourceNamespace": "olm"}});
+    assert_eq!(round_trip::<Subscription>(&good), None);
+    let mut bad = good.clone();
+    bad["spec"]["installPlanApprovl"] = "Manual".into();
+    let found = round_trip::<Subscription>(&bad).unwrap();
+    assert!(found.contains(".spec.installPlanApprovl"), "{found}");
+}
+
 /// Parses a snippet as YAML documents, each a Kubernetes object of the kind it names, read
-/// into its typed form; the kinds, in order.
+/// into its typed form with no field left unknown; the kinds, in order.
 fn kinds(yaml: &str) -> Vec<String> {
     use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
     use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
@@ -166,17 +185,15 @@ fn kinds(yaml: &str) -> Vec<String> {
                 "{d}"
             );
             let typed = match kind.as_str() {
-                "Namespace" => serde_json::from_value::<Namespace>(d.clone()).err(),
-                "ServiceAccount" => serde_json::from_value::<ServiceAccount>(d.clone()).err(),
-                "OperatorGroup" => serde_json::from_value::<OperatorGroup>(d.clone()).err(),
-                "Subscription" => serde_json::from_value::<Subscription>(d.clone()).err(),
-                "ClusterExtension" => serde_json::from_value::<ClusterExtension>(d.clone()).err(),
-                "ClusterRole" => serde_json::from_value::<ClusterRole>(d.clone()).err(),
-                "ClusterRoleBinding" => {
-                    serde_json::from_value::<ClusterRoleBinding>(d.clone()).err()
-                }
-                "Role" => serde_json::from_value::<Role>(d.clone()).err(),
-                "RoleBinding" => serde_json::from_value::<RoleBinding>(d.clone()).err(),
+                "Namespace" => round_trip::<Namespace>(&d),
+                "ServiceAccount" => round_trip::<ServiceAccount>(&d),
+                "OperatorGroup" => round_trip::<OperatorGroup>(&d),
+                "Subscription" => round_trip::<Subscription>(&d),
+                "ClusterExtension" => round_trip::<ClusterExtension>(&d),
+                "ClusterRole" => round_trip::<ClusterRole>(&d),
+                "ClusterRoleBinding" => round_trip::<ClusterRoleBinding>(&d),
+                "Role" => round_trip::<Role>(&d),
+                "RoleBinding" => round_trip::<RoleBinding>(&d),
                 other => panic!("unexpected kind {other:?} in a snippet"),
             };
             assert!(typed.is_none(), "{kind}: {typed:?}\n{d}");
@@ -305,6 +322,95 @@ fn browses_a_real_multi_package_catalog_in_chromium() {
     browse(&bin, &catalog, "kube-green", "green", shots.path());
 }
 
+/// A catalog of one package whose description is `description`.
+fn one_package(dir: &Path, description: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let lines = [
+        serde_json::json!({"schema": "olm.package", "name": "demo-op", "defaultChannel": "stable", "description": description}),
+        serde_json::json!({"schema": "olm.channel", "package": "demo-op", "name": "stable", "entries": [{"name": "demo-op.v1.0.0"}]}),
+        serde_json::json!({"schema": "olm.bundle", "package": "demo-op", "name": "demo-op.v1.0.0", "image": "example.com/demo-op-bundle:v1.0.0",
+            "properties": [{"type": "olm.package", "value": {"packageName": "demo-op", "version": "1.0.0"}}]}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("catalog.json"), text).unwrap();
+}
+
+/// A server given the same cache directory after its catalog changed rebuilds the cache and
+/// shows the new catalog's pages, not the ones rendered for the old one.
+#[test]
+fn pages_follow_the_catalog_across_cache_rebuilds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (catalog, cache) = (tmp.path().join("cat"), tmp.path().join("cache"));
+    let flags = [
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--cache-enforce-integrity=false",
+    ];
+    for description in ["first-words-of-the-catalog", "second-words-of-the-catalog"] {
+        one_package(&catalog, description);
+        let (_server, port) = serve_with(&catalog, &flags);
+        let (status, page) = get(port, "/packages/demo-op.html");
+        assert_eq!(status, 200);
+        assert!(
+            page.contains(description),
+            "{description} not shown:\n{page}"
+        );
+    }
+}
+
+/// `--cache-only` renders the browser's pages only for a `--cache-site-name`; a server whose
+/// cache lacks them renders them at start-up (in its cache builder process) and keeps the
+/// fresh index it was given.
+#[test]
+fn pages_are_rendered_only_for_a_server_that_shows_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (catalog, cache) = (tmp.path().join("cat"), tmp.path().join("cache"));
+    one_package(&catalog, "words-of-the-catalog");
+    let cache_only = |extra: &[&str]| {
+        let out = Command::new(OLM)
+            .args(["catalog", "serve"])
+            .arg(&catalog)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--cache-only")
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ui = cache.join("olm-serve.v1/ui");
+    cache_only(&[]);
+    assert!(!ui.exists(), "no pages without --cache-site-name");
+    let index = cache.join("olm-serve.v1/index.pb");
+    let built = std::fs::metadata(&index).unwrap().modified().unwrap();
+    {
+        let (_server, port) = serve_with(&catalog, &["--cache-dir", cache.to_str().unwrap()]);
+        let (status, page) = get(port, "/packages/demo-op.html");
+        assert_eq!(status, 200);
+        assert!(page.contains("words-of-the-catalog"), "{page}");
+    }
+    let marker: Value =
+        serde_json::from_slice(&std::fs::read(ui.join("site.json")).unwrap()).unwrap();
+    assert_eq!(marker["catalogName"], "demo");
+    assert_eq!(
+        std::fs::metadata(&index).unwrap().modified().unwrap(),
+        built,
+        "the fresh cache was kept"
+    );
+    cache_only(&["--cache-site-name", "other"]);
+    let marker: Value =
+        serde_json::from_slice(&std::fs::read(ui.join("site.json")).unwrap()).unwrap();
+    assert_eq!(marker["catalogName"], "other");
+    assert_eq!(
+        std::fs::metadata(&index).unwrap().modified().unwrap(),
+        built
+    );
+}
+
 const XSS_CATALOG: &str = r#"{"schema":"olm.package","name":"xss","defaultChannel":"stable","description":"pkg <script>document.title='pwned-pkg'</script>"}
 {"schema":"olm.channel","package":"xss","name":"stable","entries":[{"name":"xss.v1.0.0"}]}
 {"schema":"olm.bundle","package":"xss","name":"xss.v1.0.0","image":"example.com/xss-bundle:v1.0.0","properties":[{"type":"olm.package","value":{"packageName":"xss","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"displayName":"XSS <b>bold</b>","description":"Hello <script>document.title='pwned'</script> [click](javascript:document.title='pwned2') [also](<java\tscript:document.title='pwned4'>) <img src=x onerror=\"document.title='pwned3'\">","annotations":{"description":"short <script>document.title='pwned5'</script>","categories":"Security"}}}]}
@@ -417,9 +523,15 @@ fn static_site_of_a_catalog_image() {
     let st = Command::new(OLM)
         .args(["catalog", "site", &layout, "-o"])
         .arg(&out)
-        .status()
+        .output()
         .unwrap();
-    assert!(st.success());
+    let log = String::from_utf8_lossy(&st.stderr);
+    assert!(st.status.success(), "{log}");
+    // The image's pre-built cache matches its catalog: the pages come from it.
+    assert!(
+        log.contains("rendering from the image's serve cache"),
+        "{log}"
+    );
     let page = std::fs::read_to_string(out.join("packages/reverse-words-operator.html")).unwrap();
     assert!(
         snippet(&page, "cli").contains(&format!(

@@ -6,15 +6,17 @@
 
 #[path = "support/prerequisite.rs"]
 mod prerequisite;
+#[path = "support/serve.rs"]
+mod serve;
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use olm_bundler::image::transfer::pull_to_dir;
 use olm_bundler::serve::proto::api::{ListPackageRequest, registry_client::RegistryClient};
+use serve::{Server, free_port, http_get};
 
 fn olm() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_olm"));
@@ -28,22 +30,6 @@ fn chroot_usable() -> bool {
         .arg("/bin/true")
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// A one-package catalog rendered from the repository's bundle.
@@ -139,7 +125,7 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
     cmd.current_dir(&rootfs)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    let _server = Kill(cmd.spawn().unwrap());
+    let _server = Server(cmd.spawn().unwrap());
 
     // grpc_health_probe is /bin/olm under another name, as older OLM versions call it.
     let addr = format!("127.0.0.1:{port}");
@@ -176,15 +162,8 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
     assert_eq!(names, ["reverse-words-operator"]);
 
     // catalogd's API from the same entrypoint.
-    let mut http = std::net::TcpStream::connect(("127.0.0.1", http_port)).unwrap();
-    std::io::Write::write_all(
-        &mut http,
-        b"GET /catalogs/operatorhub/api/v1/all HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-    )
-    .unwrap();
-    let mut answer = String::new();
-    std::io::Read::read_to_string(&mut http, &mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (status, answer) = http_get(http_port, "/catalogs/operatorhub/api/v1/all");
+    assert_eq!(status, 200, "{answer}");
     assert!(answer.contains("\"schema\":\"olm.package\""), "{answer}");
 
     // And the catalog browser, from the image's own pages (not rendered again at start-up).
@@ -195,12 +174,8 @@ async fn catalog_image_serves_from_its_own_entrypoint() {
             "kind: ClusterExtension",
         ),
     ] {
-        let mut http = std::net::TcpStream::connect(("127.0.0.1", http_port)).unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-        std::io::Write::write_all(&mut http, request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        std::io::Read::read_to_string(&mut http, &mut answer).unwrap();
-        assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer}");
+        let (status, answer) = http_get(http_port, path);
+        assert_eq!(status, 200, "{path}: {answer}");
         assert!(answer.contains(wants), "{path}: {answer}");
     }
     let after = std::fs::metadata(ui.join("index.html"))

@@ -517,6 +517,17 @@ fn serves_catalogds_http_api() {
         Some("text/html; charset=utf-8")
     );
     assert!(String::from_utf8_lossy(&b).contains("packages/reverse-words-operator.html"));
+    // The page's Content-Security-Policy is also sent as a header, the same policy.
+    let csp = header(&headers, "content-security-policy").expect("a CSP header");
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'sha256-"));
+    let meta = format!(
+        r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
+        csp.replace('\'', "&#39;")
+    );
+    assert!(String::from_utf8_lossy(&b).contains(&meta), "{csp}");
+    let (status, headers, _) = get(http_port, "/packages/reverse-words-operator.html", "");
+    assert_eq!(status, 200);
+    assert_eq!(header(&headers, "content-security-policy"), Some(csp));
 
     let metas = "/catalogs/reverse-words/api/v1/metas";
     let (status, _, b) = get(http_port, &format!("{metas}?schema=olm.package"), "");

@@ -6,8 +6,12 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/serve.rs"]
+mod serve;
+use serve::{Server, free_port};
 
 const OLM: &str = env!("CARGO_BIN_EXE_olm");
 /// Packages, bundles per package, and bytes of description per bundle: about 200 MB.
@@ -22,23 +26,6 @@ const GROWTH_BUDGET_KB: u64 = 16 << 10;
 /// How much more it may grow serving the catalog browser's pages, every one twice (each
 /// package page holds a megabyte of description).
 const PAGES_BUDGET_KB: u64 = 5 << 10;
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A valid catalog: each package a JSON file with its channel and bundles, each bundle in the
 /// `olm.csv.metadata` form with a long description (the bulk of the bytes).

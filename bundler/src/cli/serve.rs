@@ -42,9 +42,9 @@ pub struct ServeArgs {
     /// With --cache-scratch: for a server without --http-port (internal, as above).
     #[arg(long, hide = true, requires = "cache_scratch")]
     pub cache_grpc_only: bool,
-    /// With --cache-only: the catalog name (the server's --catalog-name) the catalog browser's
-    /// pages are rendered for. Default: the catalog directory's name. A server started with
-    /// another name renders them again at start-up.
+    /// With --cache-only: also render the catalog browser's pages, for this catalog name (the
+    /// server's --catalog-name). Without it no pages are rendered; a server started with
+    /// --http-port renders them at start-up when they are missing or made for another name.
     #[arg(long, value_name = "NAME", requires = "cache_only")]
     pub cache_site_name: Option<String>,
     /// Fail instead of rebuilding when the cache does not match the catalog. Default: true

@@ -25,12 +25,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::atomic_write::{WriteError, replace_dir};
+use crate::catalog::declcfg::{
+    Bundle, Channel, ChannelEntry, DeclarativeConfig, Deprecation, DeprecationEntry, Package,
+    PackageScopedReference, SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE,
+};
 use crate::catalog::graph;
+use crate::catalog::property::Property;
 use crate::serve::index::cache::{self, CACHE_SUBDIR, CacheError};
 use crate::serve::proto::cache as pb;
 use crate::serve::runtime::catalogd_files::ContentFiles;
 use crate::serve::runtime::store::StoreError;
-use crate::serve::runtime::ui::{MARKER_FILE, SEARCH_FILE, UI_DIR};
+use crate::serve::runtime::ui::{CSP_KEY, MARKER_FILE, SEARCH_FILE, UI_DIR};
 use snippets::CatalogRef;
 use view::{PackageBlob, PackageView};
 
@@ -49,9 +54,11 @@ pub enum SiteError {
         source: std::io::Error,
     },
     #[error(
-        "{0}: exists and is not a site written by olm (no {MARKER_FILE}): choose an empty or new directory"
+        "{0}: exists and is not a site written by olm (no valid {MARKER_FILE}): choose an empty or new directory"
     )]
     NotOurs(PathBuf),
+    #[error("{0}: exists and is not a directory: choose an empty or new directory")]
+    NotADirectory(PathBuf),
 }
 
 /// What the pages say about where the catalog is: the names in the install snippets.
@@ -85,20 +92,28 @@ pub struct SiteStats {
     pub bytes: u64,
 }
 
-/// The marker's content: the format and the options the pages were made with.
-fn marker(opts: &SiteOptions) -> String {
+/// The marker's content: the format, the options the pages were made with, the digest of
+/// the catalog the cache was built from and the pages' Content-Security-Policy (which the
+/// server sends as a header).
+fn marker(opts: &SiteOptions, digest: &str) -> String {
     let mut v = serde_json::to_value(opts).unwrap_or_default();
     v["format"] = json!(FORMAT);
+    v["digest"] = json!(digest);
+    v[CSP_KEY] = json!(page::content_security_policy());
     format!("{v}\n")
 }
 
 /// Bumped when the pages change, so a cache's pages made by an older `olm` are remade.
 const FORMAT: u32 = 1;
 
-/// Whether the cache in `cache_dir` holds pages made with `opts` by this format.
+/// Whether the cache in `cache_dir` holds pages made with `opts` by this format, from the
+/// catalog its index was built from.
 pub fn is_current(cache_dir: &Path, opts: &SiteOptions) -> bool {
+    let Some(digest) = cache::cached_digest(cache_dir) else {
+        return false;
+    };
     let path = cache_dir.join(CACHE_SUBDIR).join(UI_DIR).join(MARKER_FILE);
-    std::fs::read_to_string(path).is_ok_and(|m| m == marker(opts))
+    std::fs::read_to_string(path).is_ok_and(|m| m == marker(opts, &digest))
 }
 
 /// Renders the pages of the cache in `cache_dir` into its `ui/` directory (replaced whole).
@@ -114,17 +129,30 @@ pub fn write_site(
     out: &Path,
     opts: &SiteOptions,
 ) -> Result<SiteStats, SiteError> {
-    if let Ok(mut rd) = std::fs::read_dir(out)
-        && rd.next().is_some()
-        && !out.join(MARKER_FILE).is_file()
-    {
-        return Err(SiteError::NotOurs(out.to_path_buf()));
+    let ours = |dir: &Path| {
+        let marker = std::fs::read(dir.join(MARKER_FILE)).unwrap_or_default();
+        serde_json::from_slice::<serde_json::Value>(&marker).is_ok_and(|m| {
+            m.get("format").is_some_and(serde_json::Value::is_u64)
+                && m.get("catalogName")
+                    .is_some_and(serde_json::Value::is_string)
+        })
+    };
+    // A file, a link or anything else in the way is the user's: never renamed away.
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if !m.is_dir() => return Err(SiteError::NotADirectory(out.to_path_buf())),
+        Ok(_) => {
+            let empty = std::fs::read_dir(out).is_ok_and(|mut rd| rd.next().is_none());
+            if !empty && !ours(out) {
+                return Err(SiteError::NotOurs(out.to_path_buf()));
+            }
+        }
+        Err(_) => {}
     }
     render(cache_dir, out, opts)
 }
 
 fn render(cache_dir: &Path, out: &Path, opts: &SiteOptions) -> Result<SiteStats, SiteError> {
-    let (store, _) = cache::open_checked(cache_dir, false)?;
+    let (store, stats) = cache::open_checked(cache_dir, false)?;
     let blobs = package_blobs(&cache::content_dir(cache_dir));
     let catalog = CatalogRef {
         name: opts.catalog_name.clone(),
@@ -163,7 +191,7 @@ fn render(cache_dir: &Path, out: &Path, opts: &SiteOptions) -> Result<SiteStats,
         for (name, text) in [
             ("index.html", grid),
             (SEARCH_FILE, search),
-            (MARKER_FILE, marker(opts)),
+            (MARKER_FILE, marker(opts, &stats.digest)),
         ] {
             let path = tmp.join(name);
             std::fs::write(&path, &text).map_err(io(path.clone()))?;
@@ -229,10 +257,27 @@ fn package_blobs(content: &Path) -> std::collections::HashMap<String, PackageBlo
     out
 }
 
-/// The upgrade graph of package `p` as SVG, drawn by `catalog::graph` from the index.
+/// The upgrade graph of package `p` as SVG, drawn by `catalog::graph` from the index (its
+/// declarative config made directly from the index's package).
 fn graph_svg(p: &pb::Package) -> String {
-    let mut lines =
-        vec![json!({"schema": "olm.package", "name": p.name, "defaultChannel": p.default_channel})];
+    match graph::build(
+        &graph_config(p),
+        &graph::Options {
+            package: Some(p.name.clone()),
+            ..Default::default()
+        },
+    ) {
+        Ok(g) => graph::svg(&g),
+        Err(e) => format!(
+            "<p class=\"note\">{}</p>",
+            page::esc(&format!("no graph: {e}"))
+        ),
+    }
+}
+
+/// The package, channels, bundles and deprecations of `p` as a declarative config: what
+/// the graph reads of them.
+fn graph_config(p: &pb::Package) -> DeclarativeConfig {
     let bundle_name = |i: u32| {
         p.bundles
             .get(i as usize)
@@ -240,66 +285,172 @@ fn graph_svg(p: &pb::Package) -> String {
             .map(|b| b.csv_name.clone())
             .unwrap_or_default()
     };
-    for c in &p.channels {
-        let entries: Vec<_> = c
-            .entries
-            .iter()
-            .map(|e| {
-                let mut entry = json!({"name": bundle_name(e.bundle)});
-                if !e.replaces.is_empty() {
-                    entry["replaces"] = json!(e.replaces);
-                }
-                if !e.skips.is_empty() {
-                    entry["skips"] = json!(e.skips);
-                }
-                if !e.skip_range.is_empty() {
-                    entry["skipRange"] = json!(e.skip_range);
-                }
-                entry
-            })
-            .collect();
-        lines.push(
-            json!({"schema": "olm.channel", "package": p.name, "name": c.name, "entries": entries}),
-        );
-    }
-    let mut deprecations = Vec::new();
+    let reference = |schema: &str, name: &str, message: &str| DeprecationEntry {
+        reference: PackageScopedReference {
+            schema: schema.into(),
+            name: name.into(),
+        },
+        message: message.into(),
+    };
+    let mut entries = Vec::new();
     if let Some(d) = &p.deprecation {
-        deprecations.push(json!({"reference": {"schema": "olm.package"}, "message": d.message}));
+        entries.push(reference(SCHEMA_PACKAGE, "", &d.message));
     }
-    for c in &p.channels {
-        if let Some(d) = &c.deprecation {
-            deprecations.push(json!({"reference": {"schema": "olm.channel", "name": c.name}, "message": d.message}));
-        }
-    }
-    for b in p.bundles.iter().filter_map(|b| b.base.as_ref()) {
-        lines.push(json!({
-            "schema": "olm.bundle", "package": p.name, "name": b.csv_name, "image": b.bundle_path,
-            "properties": [{"type": "olm.package", "value": {"packageName": p.name, "version": b.version}}]
-        }));
-        if let Some(d) = &b.deprecation {
-            deprecations.push(json!({"reference": {"schema": "olm.bundle", "name": b.csv_name}, "message": d.message}));
-        }
-    }
-    if !deprecations.is_empty() {
-        lines.push(
-            json!({"schema": "olm.deprecations", "package": p.name, "entries": deprecations}),
-        );
-    }
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let drawn = crate::catalog::load::load_bytes(Path::new("graph.json"), text.as_bytes())
-        .map_err(|e| e.to_string())
-        .and_then(|cfg| {
-            let opts = graph::Options {
-                package: Some(p.name.clone()),
+    let channels = p
+        .channels
+        .iter()
+        .map(|c| {
+            if let Some(d) = &c.deprecation {
+                entries.push(reference(SCHEMA_CHANNEL, &c.name, &d.message));
+            }
+            Channel {
+                schema: SCHEMA_CHANNEL.into(),
+                name: c.name.clone(),
+                package: p.name.clone(),
+                entries: c
+                    .entries
+                    .iter()
+                    .map(|e| ChannelEntry {
+                        name: bundle_name(e.bundle),
+                        replaces: e.replaces.clone(),
+                        skips: e.skips.clone(),
+                        skip_range: e.skip_range.clone(),
+                    })
+                    .collect(),
                 ..Default::default()
-            };
-            graph::build(&cfg, &opts).map_err(|e| e.to_string())
-        });
-    match drawn {
-        Ok(g) => graph::svg(&g),
-        Err(e) => format!(
-            "<p class=\"note\">{}</p>",
-            page::esc(&format!("no graph: {e}"))
-        ),
+            }
+        })
+        .collect();
+    let bundles = p
+        .bundles
+        .iter()
+        .filter_map(|b| b.base.as_ref())
+        .map(|b| {
+            if let Some(d) = &b.deprecation {
+                entries.push(reference(SCHEMA_BUNDLE, &b.csv_name, &d.message));
+            }
+            Bundle {
+                schema: SCHEMA_BUNDLE.into(),
+                name: b.csv_name.clone(),
+                package: p.name.clone(),
+                image: b.bundle_path.clone(),
+                properties: vec![Property::package(&p.name, &b.version)],
+                ..Default::default()
+            }
+        })
+        .collect();
+    let deprecations = match entries.is_empty() {
+        true => Vec::new(),
+        false => vec![Deprecation {
+            schema: SCHEMA_DEPRECATIONS.into(),
+            package: p.name.clone(),
+            entries,
+            ..Default::default()
+        }],
+    };
+    DeclarativeConfig {
+        packages: vec![Package {
+            schema: SCHEMA_PACKAGE.into(),
+            name: p.name.clone(),
+            default_channel: p.default_channel.clone(),
+            ..Default::default()
+        }],
+        channels,
+        bundles,
+        deprecations,
+        others: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::proto::api;
+
+    /// The graph is drawn from the index's package: its bundles, edges and deprecations.
+    #[test]
+    fn graph_is_drawn_from_the_index() {
+        let bundle = |name: &str, version: &str, deprecated: bool| pb::Bundle {
+            base: Some(api::Bundle {
+                csv_name: name.into(),
+                version: version.into(),
+                bundle_path: format!("example.com/b:{version}"),
+                deprecation: deprecated.then(|| api::Deprecation {
+                    message: "old".into(),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut p = pb::Package {
+            name: "demo".into(),
+            default_channel: "stable".into(),
+            bundles: vec![
+                bundle("demo.v1", "1.0.0", true),
+                bundle("demo.v2", "2.0.0", false),
+            ],
+            channels: vec![pb::Channel {
+                name: "stable".into(),
+                head: 1,
+                entries: vec![
+                    pb::Entry {
+                        bundle: 0,
+                        ..Default::default()
+                    },
+                    pb::Entry {
+                        bundle: 1,
+                        replaces: "demo.v1".into(),
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let cfg = graph_config(&p);
+        assert_eq!(cfg.deprecations[0].entries[0].reference.name, "demo.v1");
+        let svg = graph_svg(&p);
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert!(svg.contains("demo.v1") && svg.contains("demo.v2"), "{svg}");
+        // A bundle the graph cannot place is said, not drawn.
+        p.bundles[1].base.as_mut().unwrap().version = "not-semver".into();
+        assert!(graph_svg(&p).starts_with("<p class=\"note\">no graph: "));
+    }
+
+    /// `-o` never replaces what is not a site: a file, a link, or a directory whose
+    /// `site.json` is not ours. Refused before the cache is read, so none is needed here.
+    #[test]
+    fn write_site_refuses_what_is_not_a_site() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (cache, opts) = (tmp.path().join("no-cache"), SiteOptions::named("c"));
+        let file = tmp.path().join("notes.txt");
+        std::fs::write(&file, "mine").unwrap();
+        let err = write_site(&cache, &file, &opts).unwrap_err();
+        assert!(matches!(err, SiteError::NotADirectory(_)), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(tmp.path(), &link).unwrap();
+        let err = write_site(&cache, &link, &opts).unwrap_err();
+        assert!(matches!(err, SiteError::NotADirectory(_)), "{err}");
+
+        let dir = tmp.path().join("dir");
+        std::fs::create_dir(&dir).unwrap();
+        for marker in [
+            "",
+            "{}",
+            "not json",
+            r#"{"format":1}"#,
+            r#"{"catalogName":"x"}"#,
+        ] {
+            std::fs::write(dir.join(MARKER_FILE), marker).unwrap();
+            let err = write_site(&cache, &dir, &opts).unwrap_err();
+            assert!(matches!(err, SiteError::NotOurs(_)), "{marker}: {err}");
+            assert!(dir.join(MARKER_FILE).is_file());
+        }
+        // Ours: refused no more (it fails on the missing cache instead).
+        std::fs::write(dir.join(MARKER_FILE), r#"{"format":1,"catalogName":"x"}"#).unwrap();
+        let err = write_site(&cache, &dir, &opts).unwrap_err();
+        assert!(matches!(err, SiteError::Cache(_)), "{err}");
     }
 }

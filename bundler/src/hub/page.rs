@@ -13,33 +13,15 @@ use super::markdown;
 use super::snippets::Snippets;
 use super::view::PackageView;
 
-/// HTML-escapes text for element content and quoted attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// HTML-escapes text for element content and quoted attribute values: the escape the
+/// upgrade graph's SVG uses, valid in both.
+pub use crate::catalog::graph::xml as esc;
 
 /// The file name of a package's page (without `.html`): the name itself when it is made of
 /// lowercase letters, digits, `-`, `_` and `.` (not leading), else the name with other
 /// characters replaced and a hash of the name appended, so names never collide or escape.
 pub fn page_file(name: &str) -> String {
-    let plain = !name.is_empty()
-        && name.len() <= 200
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
-    if plain {
+    if crate::serve::runtime::ui::is_page_name(name) {
         return name.to_string();
     }
     let cleaned: String = name
@@ -132,7 +114,8 @@ if(q||cat){
 "#;
 
 /// The Content-Security-Policy of every page: nothing from elsewhere, images only as data:
-/// URIs, only our own script (by hash). Also sent as a header by `olm catalog serve`.
+/// URIs, only our own script (by hash). Also recorded in `site.json`, from where
+/// `olm catalog serve` sends it as a header.
 pub fn content_security_policy() -> String {
     let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(SCRIPT.as_bytes()));
     format!(

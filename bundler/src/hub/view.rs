@@ -101,7 +101,7 @@ pub struct CrdView {
 }
 
 /// Everything one package page shows (the grid card is a part of it).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct PackageView {
     pub name: String,
     pub display_name: String,

@@ -26,7 +26,7 @@ pub struct SiteRequest {
 
 #[derive(Debug, Error)]
 pub enum SiteCmdError {
-    #[error("{0}: no such catalog directory (nor an image reference)")]
+    #[error("{0}: no such catalog directory or file (nor an image reference)")]
     Missing(String),
     #[error(transparent)]
     Pull(#[from] CatalogSourceError),
@@ -44,33 +44,33 @@ pub enum SiteCmdError {
     Task(#[from] tokio::task::JoinError),
 }
 
-/// Reads the catalog (pulling an image), builds a temporary serve cache and writes the site.
+/// Reads the catalog (pulling an image) and writes the site: from the image's pre-built serve
+/// cache when it matches the catalog, else from a temporary cache built here.
 pub async fn site(req: SiteRequest) -> Result<SiteStats, SiteCmdError> {
-    let path = PathBuf::from(&req.catalog);
-    let (root, image, _pulled) = if path.exists() {
-        (path, None, None)
-    } else if !req.catalog.starts_with(['/', '.', '~'])
-        && catalog_source::is_image_ref(&req.catalog)
-    {
-        let pulled = catalog_source::pull_catalog(&req.catalog, &req.registry).await?;
-        (
-            pulled.configs.clone(),
-            Some(req.catalog.clone()),
-            Some(pulled),
-        )
-    } else {
-        return Err(SiteCmdError::Missing(req.catalog));
-    };
+    let (root, pulled) = catalog_source::resolve(Path::new(&req.catalog), &req.registry)
+        .await
+        .map_err(|e| match e {
+            CatalogSourceError::Missing(arg) => SiteCmdError::Missing(arg),
+            e => SiteCmdError::Pull(e),
+        })?;
     let opts = SiteOptions {
         catalog_name: req
             .catalog_name
             .clone()
             .unwrap_or_else(|| default_catalog_name(Path::new(&req.catalog))),
         catalog_namespace: req.catalog_namespace.clone(),
-        catalog_image: image,
+        catalog_image: pulled.as_ref().map(|_| req.catalog.clone()),
     };
     let out = req.out.clone();
+    let image_cache = pulled.as_ref().and_then(|p| p.cache.clone());
     tokio::task::spawn_blocking(move || {
+        // The image's own cache, read in place: the catalog is neither parsed nor copied.
+        if let Some(cache_dir) = image_cache
+            && cache::is_fresh(&root, &cache_dir).unwrap_or(false)
+        {
+            tracing::info!(cache_dir = %cache_dir.display(), "rendering from the image's serve cache");
+            return Ok(hub::write_site(&cache_dir, &out, &opts)?);
+        }
         let scratch = tempfile::tempdir().map_err(SiteCmdError::TempDir)?;
         cache::build_cache_with(&root, scratch.path(), Durability::Scratch).map_err(|source| {
             SiteCmdError::Cache {
@@ -89,6 +89,11 @@ pub fn bake(cache_dir: &Path, catalog_name: &str) -> Result<(), String> {
     hub::write_into_cache(cache_dir, &SiteOptions::named(catalog_name))
         .map(drop)
         .map_err(|e| format!("render the catalog browser: {e}"))
+}
+
+/// Whether the cache in `cache_dir` has current browser pages for `catalog_name`.
+pub fn is_current(cache_dir: &Path, catalog_name: &str) -> bool {
+    hub::is_current(cache_dir, &SiteOptions::named(catalog_name))
 }
 
 /// Makes sure the cache in `cache_dir` has the browser's pages for `catalog_name` (a cache

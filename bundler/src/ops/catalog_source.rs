@@ -15,6 +15,8 @@ use crate::serve::index::cache::CACHE_SUBDIR;
 
 #[derive(Debug, Error)]
 pub enum CatalogSourceError {
+    #[error("{0}: no such catalog directory or file (nor an image reference)")]
+    Missing(String),
     #[error("cannot create a temporary directory: {0}")]
     TempDir(std::io::Error),
     #[error("cannot pull {reference}")]
@@ -126,6 +128,25 @@ pub async fn pull_catalog(
         configs,
         cache,
     })
+}
+
+/// The catalog `arg` names: an existing directory or file as it is, else a catalog image
+/// pulled with `opts` (its FBC root, and the pulled image, which must outlive its use). An
+/// argument that looks like a path (`/`, `.`, `~`) is never taken for an image.
+pub async fn resolve(
+    arg: &Path,
+    opts: &RegistryOptions,
+) -> Result<(PathBuf, Option<PulledCatalog>), CatalogSourceError> {
+    if arg.exists() {
+        return Ok((arg.to_path_buf(), None));
+    }
+    let reference = arg.to_string_lossy().into_owned();
+    if reference.starts_with(['/', '.', '~']) || !is_image_ref(&reference) {
+        return Err(CatalogSourceError::Missing(reference));
+    }
+    let pulled = pull_catalog(&reference, opts).await?;
+    tracing::info!(image = %reference, configs = %pulled.configs.display(), "pulled catalog image");
+    Ok((pulled.configs.clone(), Some(pulled)))
 }
 
 /// Why a catalog's model could not be had.

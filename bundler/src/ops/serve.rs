@@ -62,8 +62,8 @@ pub struct ServeRequest {
     pub cache_scratch: bool,
     /// With `cache_scratch`: for a server without catalogd's HTTP API (its files not written).
     pub cache_grpc_only: bool,
-    /// With `cache_only`: the catalog name the catalog browser's pages are rendered for
-    /// (default: [`default_catalog_name`]); not used for a gRPC-only cache.
+    /// With `cache_only`: the catalog name the catalog browser's pages are rendered for;
+    /// without it no pages are rendered (nor for a gRPC-only cache).
     pub cache_site_name: Option<String>,
     /// Fail rather than rebuild a cache that does not match; default: when `cache_dir` is
     /// set without `cache_only`.
@@ -213,24 +213,18 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     };
     // A catalog image is pulled and unpacked for the life of the server; its pre-built cache
     // is used when no cache directory is given (rebuilt in place if it does not match).
-    let pulled = if req.catalog.exists() {
-        None
-    } else {
-        let reference = req.catalog.to_string_lossy().into_owned();
-        let is_path = reference.starts_with(['/', '.', '~']);
-        if is_path || !catalog_source::is_image_ref(&reference) {
-            let msg =
-                format!("{reference}: no such catalog directory or file (nor an image reference)");
-            return Err(ServeStartError::Usage(msg));
+    let (root, pulled) = match catalog_source::resolve(&req.catalog, &req.registry).await {
+        Err(e @ CatalogSourceError::Missing(_)) => {
+            return Err(ServeStartError::Usage(e.to_string()));
         }
-        let pulled = catalog_source::pull_catalog(&reference, &req.registry).await?;
-        tracing::info!(image = %reference, configs = %pulled.configs.display(), "pulled catalog image");
-        req.catalog = pulled.configs.clone();
-        if req.cache_dir.is_none() {
-            req.cache_dir = pulled.cache.clone();
-        }
-        Some(pulled)
+        r => r?,
     };
+    req.catalog = root;
+    if let Some(pulled) = &pulled
+        && req.cache_dir.is_none()
+    {
+        req.cache_dir = pulled.cache.clone();
+    }
 
     if req.cache_only {
         let Some(dir) = req.cache_dir.clone() else {
@@ -243,19 +237,25 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
             (true, false) => Durability::Scratch,
             (false, _) => Durability::Durable,
         };
+        // As opm's `--cache-only` loads or rebuilds: a cache that matches the catalog is kept
+        // (a server whose cache lacks only the browser's pages runs this to render them).
         let (catalog, d) = (req.catalog.clone(), dir.clone());
-        let stats =
-            tokio::task::spawn_blocking(move || cache::build_cache_with(&catalog, &d, durability))
-                .await?
-                .map_err(|source| ServeStartError::BuildCache {
-                    catalog: req.catalog.clone(),
-                    source,
-                })?;
-        if durability != Durability::ScratchGrpcOnly {
-            let name = req
-                .cache_site_name
-                .clone()
-                .unwrap_or_else(|| default_catalog_name(&req.catalog));
+        let stats = tokio::task::spawn_blocking(move || {
+            if cache::cached_digest(&d).is_some() && cache::is_fresh(&catalog, &d)? {
+                return cache::open_checked(&d, false).map(|(_, stats)| stats);
+            }
+            cache::build_cache_with(&catalog, &d, durability)
+        })
+        .await?
+        .map_err(|source| ServeStartError::BuildCache {
+            catalog: req.catalog.clone(),
+            source,
+        })?;
+        // Pages only for a server that will show them under a name it gave: a catalog image
+        // build without the browser pays neither the time nor the bytes.
+        if let Some(name) = req.cache_site_name.clone()
+            && durability != Durability::ScratchGrpcOnly
+        {
             let d = dir.clone();
             tokio::task::spawn_blocking(move || catalog_site::ensure(&d, &name))
                 .await?
@@ -312,7 +312,7 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
         };
         if !fresh {
             tracing::info!(cache_dir = %cache_dir.display(), "building cache");
-            build_cache(&req, &cache_dir, temp.is_some()).await?;
+            build_cache(&req, &cache_dir, temp.is_some(), catalog_name.as_deref()).await?;
             built = true;
         }
     }
@@ -345,11 +345,28 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     if let (Some(api), Some(name)) = (&req.http, catalog_name) {
         // The content was written by the index build: nothing of the catalog is read here.
         // The browser's pages too, unless the cache predates them or was made for another
-        // name: then they are rendered now, from the cache.
+        // name: then they are rendered now, from the cache, by the cache builder (a child
+        // process, so the rendering's memory never lands in the server).
         let (d, n) = (cache_dir.clone(), name.clone());
-        let rendered = tokio::task::spawn_blocking(move || catalog_site::ensure(&d, &n)).await?;
-        if let Err(e) = rendered {
-            tracing::warn!(error = %e, "the catalog browser is not served");
+        if !tokio::task::spawn_blocking(move || catalog_site::is_current(&d, &n)).await? {
+            tracing::info!(cache_dir = %cache_dir.display(), "rendering the catalog browser");
+            let rendered = match req.cache_builder {
+                CacheBuilder::ChildProcess { .. } => {
+                    build_cache(&req, &cache_dir, temp.is_some(), Some(&name)).await
+                }
+                CacheBuilder::InProcess => {
+                    let (d, n) = (cache_dir.clone(), name.clone());
+                    tokio::task::spawn_blocking(move || catalog_site::ensure(&d, &n))
+                        .await?
+                        .map_err(|source| ServeStartError::Site {
+                            dir: cache_dir.clone(),
+                            source,
+                        })
+                }
+            };
+            if let Err(e) = rendered {
+                tracing::warn!(error = %e, "the catalog browser is not served");
+            }
         }
         let dir = cache::content_dir(&cache_dir);
         let ui = UiFiles::open(&dir).map(Arc::new);
@@ -427,11 +444,13 @@ impl Server {
     }
 }
 
-/// Builds the cache for `req.catalog` in `cache_dir` where `req.cache_builder` says.
+/// Builds the cache for `req.catalog` in `cache_dir` where `req.cache_builder` says (a fresh
+/// cache is kept); a child process also renders the browser's pages for `site_name`.
 async fn build_cache(
     req: &ServeRequest,
     cache_dir: &Path,
     scratch: bool,
+    site_name: Option<&str>,
 ) -> Result<(), ServeStartError> {
     let catalog = req.catalog.clone();
     match &req.cache_builder {
@@ -471,11 +490,7 @@ async fn build_cache(
                     cmd.arg("--cache-grpc-only");
                 }
             }
-            if let Some(http) = &req.http {
-                let name = http
-                    .catalog_name
-                    .clone()
-                    .unwrap_or_else(|| default_catalog_name(&req.catalog));
+            if let Some(name) = site_name {
                 cmd.arg("--cache-site-name").arg(name);
             }
             if *debug {

@@ -17,7 +17,7 @@ pub use html::html;
 pub use mermaid::mermaid;
 pub use model::{ChannelGraph, Edge, EdgeKind, GraphError, Options, PackageGraph, build};
 pub use summary::{ChannelSummary, summarize};
-pub use svg::{size as svg_size, svg};
+pub use svg::{size as svg_size, svg, xml};
 
 use super::declcfg::DeclarativeConfig;
 

@@ -42,8 +42,9 @@ const DEFAULT_LANE: &str = "#fff1b8";
 const DEPRECATED_LANE: &str = "#ebe4ff";
 const DEPRECATED_TEXT: &str = "#7a5cc4";
 
-/// Escapes text and attribute values; characters XML 1.0 forbids become U+FFFD.
-pub(super) fn xml(s: &str) -> String {
+/// Escapes text and attribute values for XML and HTML alike (the catalog browser's pages
+/// use it too); characters XML 1.0 forbids become U+FFFD.
+pub fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
@@ -51,7 +52,7 @@ pub(super) fn xml(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
+            '\'' => out.push_str("&#39;"),
             '\t' | '\n' | '\r' => out.push(ch),
             c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
             c => out.push(c),

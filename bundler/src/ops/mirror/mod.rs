@@ -907,7 +907,8 @@ fn build_catalog_image(
             .map_err(|e| build(rootfs::BuildError::Epoch(e)))?,
         http_port: None,
         catalog_name: None,
-        site: Some(crate::ops::catalog_site::bake),
+        // No HTTP API in this image: no browser pages to render.
+        site: None,
     }
     .build()
     .map_err(build)

@@ -391,7 +391,8 @@ pub(super) async fn catalog_image(plan: &Plan) -> Step<CatalogOutcome> {
         created: plan.epoch,
         http_port: None,
         catalog_name: None,
-        site: Some(crate::ops::catalog_site::bake),
+        // No HTTP API in this image: no browser pages to render.
+        site: None,
     }
     .build()
     .context("building the catalog image")?;

@@ -23,6 +23,7 @@ use crate::catalog::property::{BundleObject, Property, TYPE_BUNDLE_OBJECT};
 use crate::serve::proto::cache::Index;
 use crate::serve::runtime::catalogd_files::ALL_FILE;
 use crate::serve::runtime::store::{FORMAT, Store, StoreError};
+use crate::serve::runtime::ui::UI_DIR;
 
 /// The subdirectory holding our cache; anything else in the cache dir is refused.
 pub const CACHE_SUBDIR: &str = "olm-serve.v1";
@@ -340,6 +341,13 @@ pub fn build_cache_with(
         move |source| CacheError::Write { path, source }
     };
     std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
+    // The browser's pages were rendered from the cache being replaced: they go with it, so a
+    // server never shows an older catalog's pages beside a newer index.
+    let ui = dir.join(UI_DIR);
+    match std::fs::remove_dir_all(&ui) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(werr(&ui)(e)),
+        _ => {}
+    }
     let payload_path = dir.join(PAYLOAD_FILE);
     let tmp_payload = dir.join(format!(".{PAYLOAD_FILE}.tmp{}", std::process::id()));
     let file = std::fs::File::create(&tmp_payload).map_err(werr(&tmp_payload))?;
@@ -509,6 +517,11 @@ fn open_index(
         millis: started.elapsed().as_millis(),
     };
     Ok((store, stats))
+}
+
+/// The catalog digest the cache in `cache_dir` was built from, when it has a readable index.
+pub fn cached_digest(cache_dir: &Path) -> Option<String> {
+    read_index(cache_dir).ok().map(|i| i.digest)
 }
 
 /// Whether `cache_dir` holds a cache built from exactly the catalog at `root`.

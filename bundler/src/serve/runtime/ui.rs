@@ -17,18 +17,40 @@ pub const UI_DIR: &str = "ui";
 pub const MARKER_FILE: &str = "site.json";
 /// The search index.
 pub const SEARCH_FILE: &str = "search.json";
+/// The key in [`MARKER_FILE`] holding the pages' Content-Security-Policy.
+pub const CSP_KEY: &str = "contentSecurityPolicy";
+
+/// Whether `name` is a package page's file name as written (without `.html`): lowercase
+/// letters, digits, `-`, `_` and `.`, not leading with `.`, at most 200 bytes. The one rule
+/// both for naming pages and for which request paths can reach a file.
+pub fn is_page_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
+}
 
 /// The rendered pages of one cache.
 #[derive(Debug, Clone)]
 pub struct UiFiles {
     dir: PathBuf,
+    /// Sent with every page, as their `<meta>` says it (a header also covers what a meta
+    /// element cannot, and a page saved without it).
+    csp: Option<HeaderValue>,
 }
 
 impl UiFiles {
     /// The pages in the cache's own directory `content_dir`, when it has them.
     pub fn open(content_dir: &Path) -> Option<UiFiles> {
         let dir = content_dir.join(UI_DIR);
-        dir.join(MARKER_FILE).is_file().then_some(UiFiles { dir })
+        let marker = std::fs::read(dir.join(MARKER_FILE)).ok()?;
+        let csp = serde_json::from_slice::<serde_json::Value>(&marker)
+            .ok()
+            .and_then(|m| m.get(CSP_KEY)?.as_str().map(str::to_owned))
+            .and_then(|c| HeaderValue::from_str(&c).ok());
+        Some(UiFiles { dir, csp })
     }
 
     /// The file and content type of a request path, when it names a page.
@@ -40,12 +62,7 @@ impl UiFiles {
             _ => {}
         }
         let name = path.strip_prefix("/packages/")?.strip_suffix(".html")?;
-        let plain = !name.is_empty()
-            && !name.starts_with('.')
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
-        plain.then(|| (self.dir.join("packages").join(format!("{name}.html")), HTML))
+        is_page_name(name).then(|| (self.dir.join("packages").join(format!("{name}.html")), HTML))
     }
 
     /// Answers a request outside catalogd's paths; `None` when it names no page.
@@ -85,6 +102,9 @@ impl UiFiles {
         );
         h.insert("x-frame-options", HeaderValue::from_static("DENY"));
         h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+        if let Some(csp) = &self.csp {
+            h.insert(header::CONTENT_SECURITY_POLICY, csp.clone());
+        }
         Some(r)
     }
 }
@@ -107,6 +127,7 @@ mod tests {
     fn only_page_paths_map_to_files() {
         let ui = UiFiles {
             dir: PathBuf::from("/c/ui"),
+            csp: None,
         };
         let f = |p: &str| ui.file(p).map(|(f, _)| f);
         assert_eq!(f("/"), Some(PathBuf::from("/c/ui/index.html")));
@@ -127,5 +148,8 @@ mod tests {
         ] {
             assert_eq!(f(bad), None, "{bad}");
         }
+        let long = format!("/packages/{}.html", "a".repeat(201));
+        assert_eq!(f(&long), None, "longer than any page written");
+        assert!(f(&format!("/packages/{}.html", "a".repeat(200))).is_some());
     }
 }
