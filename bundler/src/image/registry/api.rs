@@ -308,6 +308,11 @@ impl RegistryClient {
         match resp.status() {
             StatusCode::NOT_FOUND => Ok(false),
             s if s.is_success() => Ok(true),
+            StatusCode::METHOD_NOT_ALLOWED => Err(RegistryError::Protocol {
+                registry: self.registry().to_string(),
+                op,
+                detail: "the registry does not allow deleting (HTTP 405); a distribution registry needs storage.delete.enabled: true (REGISTRY_STORAGE_DELETE_ENABLED=true)".into(),
+            }),
             _ => Err(self.status_error(&op, resp).await),
         }
     }
