@@ -1137,3 +1137,25 @@ fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
     let err = mirror(&["--package", "alpha"], &["--prune"]);
     assert!(!err.contains("pruned:"), "{err}");
 }
+
+#[test]
+fn flags_that_apply_at_the_registry_are_refused_with_to_archive() {
+    let home = tempfile::tempdir().unwrap();
+    for flag in [
+        &["--sign-key", "cosign.key"][..],
+        &["--mirror-config", "k3s"],
+        &["--node-ca", "/etc/ca.pem"],
+        &["--node-skip-verify"],
+    ] {
+        let out = olm(home.path())
+            .args(["catalog", "mirror", "cat", "--to-archive"])
+            .arg(home.path().join("a"))
+            .args(flag)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}: {err}");
+        assert!(err.contains("cannot be used with"), "{flag:?}: {err}");
+        assert!(!home.path().join("a").exists());
+    }
+}
