@@ -1159,3 +1159,117 @@ fn flags_that_apply_at_the_registry_are_refused_with_to_archive() {
         assert!(!home.path().join("a").exists());
     }
 }
+
+/// `olm catalog mirror` of the fixture's catalog into `to` (`--mirror-config none`), the
+/// output under `h/out`; the finished process.
+fn mirror_run(h: &Path, f: &Fixture, to: &str, args: &[&str]) -> Output {
+    olm(h)
+        .args(["catalog", "mirror"])
+        .arg(&f.catalog)
+        .args(["--to", to, "--mirror-config", "none", "--output"])
+        .arg(h.join("out"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_prune_keeps_what_another_catalog_of_the_mirror_still_uses() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let to = dst.image("p");
+    // Two configurations into one mirror: `wide` all of it, `narrow` alpha's head.
+    ok(
+        mirror_run(h, &f, &to, &["--full", "--catalog-name", "wide"]),
+        "wide",
+    );
+    ok(
+        mirror_run(
+            h,
+            &f,
+            &to,
+            &["--package", "alpha", "--catalog-name", "narrow"],
+        ),
+        "narrow",
+    );
+    let present = |name: &str| remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_some();
+    // `wide` narrowed to beta: of what leaves it, only alpha 1.0.0 is no one's.
+    let (_, err) = ok(
+        mirror_run(
+            h,
+            &f,
+            &to,
+            &["--package", "beta", "--catalog-name", "wide", "--prune"],
+        ),
+        "prune",
+    );
+    assert_eq!(err.matches("pruned:").count(), 1, "{err}");
+    let line = format!("pruned: {}", moved(&f.images["alpha-1.0.0"], &src, &to));
+    assert!(err.contains(&line), "{line} in {err}");
+    for name in ["alpha-1.1.0", "operator", "multi", "tagged", "beta-2.0.0"] {
+        assert!(present(name), "{name} is still used: {err}");
+    }
+    assert!(!present("alpha-1.0.0"));
+}
+
+#[test]
+fn a_prune_with_continue_on_error_keeps_the_images_that_failed_to_copy() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let to = dst.image("p");
+    ok(mirror_run(h, &f, &to, &["--full"]), "mirror");
+    // The operator image leaves the source: this run cannot copy it, the catalog still
+    // names it, and the mirror's copy is what the cluster pulls.
+    let out = skopeo(&[
+        "delete".into(),
+        "--tls-verify=false".into(),
+        format!("docker://{}", f.images["operator"]),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prune = |extra: &[&str]| {
+        let mut args = vec!["--package", "alpha", "--prune", "--continue-on-error"];
+        args.extend(extra);
+        let out = mirror_run(h, &f, &to, &args);
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = prune(&[]);
+    let operator = moved(&f.images["operator"], &src, &to);
+    assert!(
+        err.contains(&format!("not copied: {}", f.images["operator"])),
+        "{err}"
+    );
+    assert!(!err.contains(&format!("pruned: {operator}")), "{err}");
+    assert_eq!(err.matches("pruned:").count(), 2, "{err}");
+    assert!(remote_digest(&dst, &operator).is_some(), "{err}");
+    // The record still holds it: once the selection leaves it, a prune deletes it.
+    let err = ok(
+        mirror_run(h, &f, &to, &["--package", "beta", "--prune"]),
+        "beta",
+    )
+    .1;
+    assert!(err.contains(&format!("pruned: {operator}")), "{err}");
+    assert!(remote_digest(&dst, &operator).is_none());
+}

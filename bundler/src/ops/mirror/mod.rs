@@ -179,8 +179,8 @@ pub struct CatalogReport {
     pub signed: Vec<String>,
     /// `--dry-run`: each image and where it would go (`SOURCE -> DESTINATION`).
     pub would_mirror: Vec<String>,
-    /// What `--prune` deleted (or would).
-    pub pruned: prune::Pruned,
+    /// A `--dry-run` plan: nothing was copied.
+    pub dry_run: bool,
 }
 
 /// What the whole run did.
@@ -191,6 +191,8 @@ pub struct MirrorReport {
     pub bytes_uploaded: u64,
     pub blobs_mounted: usize,
     pub blobs_present: usize,
+    /// What `--prune` deleted (or would), once for the whole run.
+    pub pruned: prune::Pruned,
 }
 
 impl MirrorReport {
@@ -203,7 +205,7 @@ impl MirrorReport {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for c in &self.catalogs {
-            if c.pruned.dry_run {
+            if c.dry_run {
                 out.push_str(&format!(
                     "{}: {} package(s), {} bundle(s), {} image(s) to mirror (--dry-run: nothing copied, pushed, written or deleted)",
                     c.source,
@@ -257,18 +259,18 @@ impl MirrorReport {
                     c.signed.join(", ")
                 ));
             }
-            for i in &c.pruned.images {
-                let verb = if c.pruned.dry_run {
-                    "would prune"
-                } else {
-                    "pruned"
-                };
-                out.push_str(&format!("\n  {verb}: {i}"));
-            }
             for o in &c.outputs {
                 out.push_str(&format!("\n  wrote {}", o.display()));
             }
             out.push('\n');
+        }
+        let verb = if self.pruned.dry_run {
+            "would prune"
+        } else {
+            "pruned"
+        };
+        for i in &self.pruned.images {
+            out.push_str(&format!("{verb}: {i}\n"));
         }
         if self.blobs_uploaded == 0 {
             out.push_str(&format!(
@@ -355,13 +357,14 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
     }
     let engine = Engine::new(&req.registry);
     let mut report = MirrorReport::default();
+    let mut uses = Vec::new();
     let result = async {
         match &req.from {
             MirrorFrom::Catalog { .. } => {
                 for job in &jobs {
                     let c = match &req.to {
                         MirrorTo::Registry(to) => {
-                            catalog_to_registry(
+                            let (c, used) = catalog_to_registry(
                                 req,
                                 &engine,
                                 job,
@@ -370,7 +373,9 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                                 several,
                                 &mut report,
                             )
-                            .await?
+                            .await?;
+                            uses.push(used);
+                            c
                         }
                         MirrorTo::Archive(dir) => {
                             catalog_to_archive(req, &engine, job, dir, &blocked, &mut report)
@@ -385,7 +390,7 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                     unreachable!("checked above")
                 };
                 for entry in archived.iter().flat_map(|m| &m.catalogs) {
-                    let c = archive_to_registry(
+                    let (c, used) = archive_to_registry(
                         req,
                         &engine,
                         dir,
@@ -396,9 +401,13 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                         &mut report,
                     )
                     .await?;
+                    uses.push(used);
                     report.catalogs.push(c);
                 }
             }
+        }
+        if let MirrorTo::Registry(to) = &req.to {
+            report.pruned = record_and_prune(req, &engine, to, &uses).await?;
         }
         Ok::<_, MirrorError>(())
     }
@@ -406,6 +415,41 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
     engine.finish();
     result?;
     Ok(report)
+}
+
+/// After every catalog of the run: with `--prune`, deletes what the records list and nothing
+/// of the run or another record uses (or, with `--dry-run`, says what); then the records.
+async fn record_and_prune(
+    req: &MirrorRequest,
+    engine: &Engine,
+    to: &Destination,
+    uses: &[prune::CatalogUse],
+) -> Result<prune::Pruned, MirrorError> {
+    if req.dry_run && !req.prune {
+        return Ok(prune::Pruned {
+            dry_run: true,
+            ..Default::default()
+        });
+    }
+    let plan = prune::plan(engine, to, uses, req.prune).await?;
+    if req.dry_run {
+        return Ok(prune::Pruned {
+            images: plan.images(),
+            dry_run: true,
+        });
+    }
+    let images = if req.prune {
+        prune::apply(engine, &plan).await?
+    } else {
+        Vec::new()
+    };
+    let created =
+        crate::reproducible::source_date_epoch().map_err(|e| MirrorError::Io(e.to_string()))?;
+    prune::write_records(engine, to, &plan, uses, created).await?;
+    Ok(prune::Pruned {
+        images,
+        dry_run: false,
+    })
 }
 
 /// The catalogs to mirror and the images the configuration blocks.
@@ -595,7 +639,7 @@ async fn catalog_to_registry(
     blocked: &Blocked,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<CatalogReport, MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse), MirrorError> {
     let cfg = selected(job, &req.registry).await?;
     let (planned, left) = plan::plan(images::referenced(&cfg), Some(to), |s, d| {
         blocked.pattern(s, d)
@@ -643,7 +687,7 @@ async fn archive_to_registry(
     blocked: &Blocked,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<CatalogReport, MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse), MirrorError> {
     let catalog_dir = dir.join(&entry.catalog_dir);
     let cfg = crate::catalog::load::load_dir(&catalog_dir).map_err(CatalogFilterError::from)?;
     let uses = entry
@@ -707,11 +751,10 @@ async fn finish_at_registry(
     target_tag: String,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<CatalogReport, MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse), MirrorError> {
     if req.dry_run {
-        return dry_run(
+        return Ok(dry_run(
             req,
-            engine,
             source,
             &cfg,
             planned,
@@ -719,8 +762,7 @@ async fn finish_at_registry(
             to,
             &target_repo,
             &target_tag,
-        )
-        .await;
+        ));
     }
     tracing::info!(
         "{source}: mirroring {} image(s) to {}",
@@ -813,34 +855,34 @@ async fn finish_at_registry(
         .is_ok_and(|c| c.plain_http());
     let node_files = node_config::files(planned, plain_http, &req.node)?;
     out.outputs.extend(outputs::write(&dir, &node_files)?);
-    let mirrored: Vec<String> = planned
-        .iter()
-        .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
-        .map(|p| p.dest.whole())
-        .chain(out.rebuilt.iter().map(|r| r.pinned.clone()))
-        .collect();
-    let created =
-        crate::reproducible::source_date_epoch().map_err(|e| MirrorError::Io(e.to_string()))?;
-    out.pruned = prune::record_and_prune(
-        engine,
-        to,
-        &name,
-        &mirrored,
-        req.prune,
-        req.dry_run,
-        created,
-    )
-    .await?;
-    Ok(out)
+    // Every planned image stays out of a prune, copied now or not (with
+    // --continue-on-error the catalog still names the ones that failed); the record gains
+    // only what is in the mirror.
+    let rebuilt = out.rebuilt.iter().map(|r| r.pinned.clone());
+    let used = prune::CatalogUse {
+        name,
+        planned: planned
+            .iter()
+            .map(|p| p.dest.whole())
+            .chain(rebuilt.clone())
+            .collect(),
+        mirrored: planned
+            .iter()
+            .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
+            .map(|p| p.dest.whole())
+            .chain(rebuilt)
+            .collect(),
+    };
+    Ok((out, used))
 }
 
 /// `--dry-run`: the plan of a mirror run, with nothing copied, pushed, written or deleted:
 /// each image and where it would go, the catalog image's destination, and with `--prune`
-/// what the earlier record lists and this selection no longer uses.
+/// what the earlier record lists and this selection no longer uses (worked out once for the
+/// run, [`record_and_prune`]).
 #[allow(clippy::too_many_arguments)]
-async fn dry_run(
+fn dry_run(
     req: &MirrorRequest,
-    engine: &Engine,
     source: &str,
     cfg: &DeclarativeConfig,
     planned: &[Planned],
@@ -848,7 +890,7 @@ async fn dry_run(
     to: &Destination,
     target_repo: &str,
     target_tag: &str,
-) -> Result<CatalogReport, MirrorError> {
+) -> (CatalogReport, prune::CatalogUse) {
     let name = req
         .catalog_name
         .clone()
@@ -857,30 +899,27 @@ async fn dry_run(
         .iter()
         .map(|p| format!("{} -> {}", p.written, p.dest.whole()))
         .collect();
-    let now: Vec<String> = planned.iter().map(|p| p.dest.whole()).collect();
-    let pruned = if req.prune {
-        prune::record_and_prune(engine, to, &name, &now, true, true, 0).await?
-    } else {
-        prune::Pruned {
-            dry_run: true,
-            ..Default::default()
-        }
+    let used = prune::CatalogUse {
+        name,
+        planned: planned.iter().map(|p| p.dest.whole()).collect(),
+        mirrored: Vec::new(),
     };
     let dest = Reference::with_tag(
         to.registry().to_string(),
         to.repository(target_repo),
         target_tag.to_string(),
     );
-    Ok(CatalogReport {
+    let report = CatalogReport {
         source: source.to_string(),
         packages: cfg.packages.len(),
         bundles: cfg.bundles.len(),
         left_out: left,
         would_mirror,
         catalog_image: Some(format!("{} (would be built and pushed)", dest.whole())),
-        pruned,
+        dry_run: true,
         ..Default::default()
-    })
+    };
+    (report, used)
 }
 
 /// The filtered catalog as a catalog image served by `olm` (one image per `olm` binary).
@@ -1011,6 +1050,6 @@ async fn catalog_to_archive(
         rebuilt: Vec::new(),
         signed: Vec::new(),
         would_mirror: Vec::new(),
-        pruned: Default::default(),
+        dry_run: false,
     })
 }
