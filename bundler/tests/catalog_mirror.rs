@@ -831,7 +831,20 @@ fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
     };
     let kept = dst.image("kept");
     let bare = dst.image("bare");
+    // Requests each registry saw, by method, printed for comparing runs.
+    let counts = |reg: &Registry| {
+        let log = reg.log_text();
+        ["GET", "HEAD", "PUT", "POST", "DELETE"]
+            .map(|m| log.matches(&format!("\"{m} /v2/")).count())
+    };
+    let (s0, d0) = (counts(&src), counts(&dst));
     mirror(&kept, &[]);
+    let (s1, d1) = (counts(&src), counts(&dst));
+    eprintln!(
+        "first run: source GET/HEAD/PUT/POST/DELETE {:?}, mirror {:?}",
+        std::array::from_fn::<_, 5, _>(|i| s1[i] - s0[i]),
+        std::array::from_fn::<_, 5, _>(|i| d1[i] - d0[i])
+    );
     mirror(&bare, &["--no-digest-tags"]);
     let digest_only = [
         "alpha-1.0.0",
@@ -852,7 +865,14 @@ fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
     }
     // A re-run writes no tag again.
     let puts = dst.log_text().matches("\"PUT /v2/").count();
+    let (s0, d0) = (counts(&src), counts(&dst));
     mirror(&kept, &[]);
+    let (s1, d1) = (counts(&src), counts(&dst));
+    eprintln!(
+        "re-run: source GET/HEAD/PUT/POST/DELETE {:?}, mirror {:?}",
+        std::array::from_fn::<_, 5, _>(|i| s1[i] - s0[i]),
+        std::array::from_fn::<_, 5, _>(|i| d1[i] - d0[i])
+    );
     assert_eq!(dst.log_text().matches("\"PUT /v2/").count(), puts);
 
     // The untagged copies' repositories get one unrelated tag each: distribution 2.8's
@@ -1272,4 +1292,67 @@ fn a_prune_with_continue_on_error_keeps_the_images_that_failed_to_copy() {
     .1;
     assert!(err.contains(&format!("pruned: {operator}")), "{err}");
     assert!(remote_digest(&dst, &operator).is_none());
+}
+
+#[test]
+fn a_source_tag_never_moves_a_tag_the_mirror_already_uses() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let build = |binary: &str, tag: &str| {
+        let out = olm(h)
+            .args(["image", "build", "--no-ca-certs", "--binary", binary, "-t"])
+            .arg(src.image(tag))
+            .arg("--push")
+            .output()
+            .unwrap();
+        digest_of(&ok(out, "image build").0)
+    };
+    // An older build of org/tagged, named by the tag the catalog also mirrors by tag; and
+    // org/held:v2 by tag and digest, where the mirror's v2 already names something else.
+    let old = build("/bin/ls", "org/tagged:v0");
+    let held = build("/bin/cat", "org/held:v2");
+    let to = dst.image("t");
+    let other = format!("{to}/org/held:v2");
+    plain_copy(&f.images["tagged"], &other);
+    let before = remote_digest(&dst, &other).unwrap();
+    let path = f.catalog.join("beta/catalog.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "\"relatedImages\": [",
+        &format!(
+            "\"relatedImages\": [\n    {{\"name\": \"old\", \"image\": \"{}/org/tagged:v1@{old}\"}},\n    {{\"name\": \"held\", \"image\": \"{}/org/held:v2@{held}\"}},",
+            src.addr, src.addr
+        ),
+    );
+    std::fs::write(&path, text).unwrap();
+    ok(mirror_run(h, &f, &to, &["--full"]), "mirror");
+    let tagged = moved(&f.images["tagged"], &src, &to);
+    assert_eq!(
+        remote_digest(&dst, &tagged),
+        remote_digest(&src, &f.images["tagged"]),
+        "{tagged} is the catalog's org/tagged:v1, not the older build"
+    );
+    assert_eq!(
+        remote_digest(&dst, &other),
+        Some(before),
+        "{other} left as it was"
+    );
+    for (repo, digest) in [("org/tagged", &old), ("org/held", &held)] {
+        let pinned = format!("{to}/{repo}@{digest}");
+        assert_eq!(remote_digest(&dst, &pinned).as_ref(), Some(digest));
+        let by_tag = format!("{to}/{repo}:{}", digest.replace(':', "-"));
+        assert_eq!(
+            remote_digest(&dst, &by_tag).as_ref(),
+            Some(digest),
+            "{by_tag}"
+        );
+    }
 }

@@ -563,13 +563,23 @@ enum Copied {
     Failed(Failure),
 }
 
+/// What the copies of a catalog came to: counts, failures, and what each copy learned of
+/// its image (`written -> (digest, media type)`) for the steps after it.
+#[derive(Default)]
+struct Copies {
+    copied: usize,
+    present: usize,
+    failures: Vec<Failure>,
+    learned: std::collections::HashMap<String, (String, String)>,
+}
+
 /// Copies every (source, destination) pair through the engine, a few images at a time,
 /// counting blobs into `report`.
 async fn copy_all(
     engine: &Engine,
     pairs: &[(Endpoint, Endpoint, &Planned)],
     report: &mut MirrorReport,
-) -> (usize, usize, Vec<Failure>) {
+) -> Copies {
     let at_once = engine.options().concurrency.max(1);
     engine.expect_images(pairs.len() as u64);
     let results: Vec<(Result<crate::image::copy::Copied, CopyError>, &Planned)> =
@@ -580,10 +590,12 @@ async fn copy_all(
             .buffer_unordered(at_once)
             .collect()
             .await;
-    let (mut copied, mut present, mut failures) = (0, 0, Vec::new());
+    let mut out = Copies::default();
     for (result, p) in results {
         let outcome = match result {
             Ok(c) => {
+                out.learned
+                    .insert(p.written.clone(), (c.digest.clone(), c.media_type.clone()));
                 report.blobs_uploaded += c.uploaded.len();
                 report.bytes_uploaded += c.uploaded_bytes();
                 report.blobs_mounted += c.mounted.len();
@@ -599,13 +611,13 @@ async fn copy_all(
             }),
         };
         match outcome {
-            Copied::Done { present: true } => present += 1,
-            Copied::Done { present: false } => copied += 1,
-            Copied::Failed(f) => failures.push(f),
+            Copied::Done { present: true } => out.present += 1,
+            Copied::Done { present: false } => out.copied += 1,
+            Copied::Failed(f) => out.failures.push(f),
         }
     }
-    failures.sort_by(|a, b| a.image.cmp(&b.image));
-    (copied, present, failures)
+    out.failures.sort_by(|a, b| a.image.cmp(&b.image));
+    out
 }
 
 /// [`copy_all`] with the signature policy: every image verified first (when asked), and the
@@ -615,19 +627,42 @@ async fn copy_trusted(
     engine: &Engine,
     pairs: &[(Endpoint, Endpoint, &Planned)],
     report: &mut MirrorReport,
-) -> Result<(usize, usize, Vec<Failure>), MirrorError> {
-    let mut unverified = signatures::verify_all(engine, &req.signatures, pairs).await;
-    if !unverified.is_empty() {
-        unverified.sort_by(|a, b| a.image.cmp(&b.image));
+) -> Result<Copies, MirrorError> {
+    let mut verified = signatures::verify_all(engine, &req.signatures, pairs).await;
+    if !verified.failures.is_empty() {
+        verified.failures.sort_by(|a, b| a.image.cmp(&b.image));
         return Err(MirrorError::Unverified {
-            failures: unverified,
+            failures: verified.failures,
         });
     }
-    let (copied, present, mut failures) = copy_all(engine, pairs, report).await;
-    let unsigned = signatures::copy_attachments(engine, &req.signatures, pairs, &failures).await;
-    failures.extend(unsigned);
-    failures.sort_by(|a, b| a.image.cmp(&b.image));
-    Ok((copied, present, failures))
+    // What was verified is what is copied: a source named by tag is read at the verified
+    // digest, so a tag moved since cannot slip an unverified image in.
+    let pinned: Vec<(Endpoint, Endpoint, &Planned)> = pairs
+        .iter()
+        .map(|(from, to, p)| {
+            let from = match (from, verified.digests.get(&p.written)) {
+                (Endpoint::Registry(r), Some(d)) => Endpoint::Registry(Reference::with_digest(
+                    r.registry().to_string(),
+                    r.repository().to_string(),
+                    d.clone(),
+                )),
+                _ => from.clone(),
+            };
+            (from, to.clone(), *p)
+        })
+        .collect();
+    let mut copies = copy_all(engine, &pinned, report).await;
+    let unsigned = signatures::copy_attachments(
+        engine,
+        &req.signatures,
+        &pinned,
+        &copies.failures,
+        &copies.learned,
+    )
+    .await;
+    copies.failures.extend(unsigned);
+    copies.failures.sort_by(|a, b| a.image.cmp(&b.image));
+    Ok(copies)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -769,9 +804,15 @@ async fn finish_at_registry(
         planned.len(),
         to.registry()
     );
-    let (copied, present, mut failures) = copy_trusted(req, engine, &pairs, report).await?;
+    let copies = copy_trusted(req, engine, &pairs, report).await?;
+    let (copied, present, mut failures) = (copies.copied, copies.present, copies.failures);
     if req.digest_tags {
-        let (tagged, untagged) = tags::tag_all(engine, planned, &failures).await;
+        let media_types = copies
+            .learned
+            .iter()
+            .map(|(w, (_, t))| (w.clone(), t.clone()))
+            .collect();
+        let (tagged, untagged) = tags::tag_all(engine, planned, &failures, &media_types).await;
         tracing::info!("{source}: {tagged} image(s) given tags in the mirror");
         failures.extend(untagged);
     }
@@ -995,7 +1036,8 @@ async fn catalog_to_archive(
             )
         })
         .collect();
-    let (copied, present, failures) = copy_trusted(req, engine, &pairs, report).await?;
+    let copies = copy_trusted(req, engine, &pairs, report).await?;
+    let (copied, present, failures) = (copies.copied, copies.present, copies.failures);
     if !failures.is_empty() && !req.continue_on_error {
         return Err(MirrorError::Incomplete { failures });
     }
