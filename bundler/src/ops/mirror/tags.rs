@@ -2,10 +2,11 @@
 //! untagged manifests (Harbor's, Quay's, distribution's `garbage-collect --delete-untagged`)
 //! deletes what was pushed by digest alone, so every image copied by digest also gets a tag
 //! in the mirror, named as oc-mirror v2 names the destination of a digest-only image:
-//! `<algorithm>-<hex>` (`sha256-0123…`), cut to the 128 characters a tag may have; an image
-//! the catalog names by tag and digest also gets its source tag, unless another image of the
-//! plan is mirrored by that tag into the same repository, or the tag already names another
-//! digest there (it is never moved: something may depend on it). An index's own images get
+//! `<algorithm>-<hex>` (`sha256-0123…`), cut to 127 characters past the 128 a tag may have,
+//! as oc-mirror cuts it; an image the catalog names by tag and digest also gets its source
+//! tag, unless another image of the plan is mirrored by that tag into the same repository, or
+//! the tag already names another digest there (it is never moved: something may depend on
+//! it). An index's own images get
 //! their digest tag too: distribution 2.8's collector does not follow an index to its
 //! images and deletes them when they carry no tag of their own.
 
@@ -24,11 +25,16 @@ use super::plan::Planned;
 /// The longest tag a registry accepts (the distribution spec's `[\w][\w.-]{0,127}`).
 pub const MAX_TAG: usize = 128;
 
-/// The tag a digest-only image gets in the mirror: `sha256:abc…` -> `sha256-abc…`, at most
-/// [`MAX_TAG`] characters.
+/// The tag a digest-only image gets in the mirror: `sha256:abc…` -> `sha256-abc…`; one longer
+/// than [`MAX_TAG`] is cut to its first 127 characters, as oc-mirror v2 cuts it
+/// (`tag[:127]`), so both name the same tag.
 pub fn digest_tag(digest: &str) -> String {
     let tag = digest.replacen(':', "-", 1);
-    tag.chars().take(MAX_TAG).collect()
+    if tag.chars().count() > MAX_TAG {
+        tag.chars().take(MAX_TAG - 1).collect()
+    } else {
+        tag
+    }
 }
 
 /// The tags an image of the plan gets in the mirror beyond its own reference: none for one
@@ -219,7 +225,7 @@ mod tests {
         assert_eq!(digest_tag(&d), format!("sha256-{}", "ab".repeat(32)));
         let long = format!("sha512:{}", "c".repeat(128));
         let t = digest_tag(&long);
-        assert_eq!(t.len(), MAX_TAG);
+        assert_eq!(t.len(), 127, "oc-mirror's tag[:127]");
         assert!(t.starts_with("sha512-ccc"));
         assert!(crate::image::reference::is_valid_tag(&t), "{t}");
     }
