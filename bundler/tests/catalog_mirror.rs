@@ -1356,3 +1356,86 @@ fn a_source_tag_never_moves_a_tag_the_mirror_already_uses() {
         );
     }
 }
+
+#[test]
+fn one_configuration_of_two_catalogs_prunes_once_and_writes_one_set_of_node_files() {
+    if !tools() {
+        return;
+    }
+    let (Some(src), Some(dst)) = (
+        Registry::start(Variant::Plain),
+        Registry::start(Variant::Plain),
+    ) else {
+        return;
+    };
+    let Some(f) = fixture(&src) else { return };
+    let h = f.home.path();
+    let catalog_image = src.image("org/catalog:v1");
+    ok(
+        olm(h)
+            .args(["catalog", "build"])
+            .arg(&f.catalog)
+            .args(["-t", &catalog_image, "--push", "--no-ca-certs"])
+            .output()
+            .unwrap(),
+        "catalog image",
+    );
+    let to = dst.image("two");
+    // Both catalogs keep alpha's head; the second one then moves to beta.
+    let run = |second: &str| {
+        let config = h.join("isc.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  operators:\n  - catalog: docker://{catalog_image}\n    targetCatalog: ops/one\n    packages:\n    - name: alpha\n  - catalog: docker://{catalog_image}\n    targetCatalog: ops/two\n    packages:\n    - name: {second}\n"
+            ),
+        )
+        .unwrap();
+        ok(
+            olm(h)
+                .args(["catalog", "mirror", "--prune", "--config"])
+                .arg(&config)
+                .args(["--to", &to, "--output"])
+                .arg(h.join("out"))
+                .output()
+                .unwrap(),
+            "mirror",
+        )
+        .1
+    };
+    run("alpha");
+    let present = |name: &str| remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_some();
+    for name in ["alpha-1.1.0", "operator", "multi", "tagged"] {
+        assert!(present(name), "{name}");
+    }
+    let err = run("beta");
+    assert!(
+        !err.contains("pruned:"),
+        "the first catalog still uses alpha: {err}"
+    );
+    for name in ["alpha-1.1.0", "operator", "multi", "tagged", "beta-2.0.0"] {
+        assert!(present(name), "{name}: {err}");
+    }
+    // The node files: one set for the run, at the top of --output.
+    let out = h.join("out");
+    assert!(out.join("registries.yaml").is_file());
+    assert!(
+        out.join(format!("certs.d/{}/hosts.toml", src.addr))
+            .is_file()
+    );
+    let mut catalogs = 0;
+    for sub in std::fs::read_dir(&out).unwrap() {
+        let sub = sub.unwrap().path();
+        if sub.is_dir() && !sub.ends_with("certs.d") {
+            assert!(
+                sub.join("catalogsource.yaml").is_file(),
+                "{}",
+                sub.display()
+            );
+            assert!(!sub.join("registries.yaml").exists(), "{}", sub.display());
+            assert!(!sub.join("certs.d").exists(), "{}", sub.display());
+            catalogs += 1;
+        }
+    }
+    assert_eq!(catalogs, 2, "a directory per catalog");
+}

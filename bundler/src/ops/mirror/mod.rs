@@ -193,6 +193,9 @@ pub struct MirrorReport {
     pub blobs_present: usize,
     /// What `--prune` deleted (or would), once for the whole run.
     pub pruned: prune::Pruned,
+    /// The node mirror configurations, written once for the run at the top of the output
+    /// (a node has one file per registry, whatever the catalogs).
+    pub node_outputs: Vec<PathBuf>,
 }
 
 impl MirrorReport {
@@ -263,6 +266,9 @@ impl MirrorReport {
                 out.push_str(&format!("\n  wrote {}", o.display()));
             }
             out.push('\n');
+        }
+        for o in &self.node_outputs {
+            out.push_str(&format!("wrote {}\n", o.display()));
         }
         let verb = if self.pruned.dry_run {
             "would prune"
@@ -358,13 +364,14 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
     let engine = Engine::new(&req.registry);
     let mut report = MirrorReport::default();
     let mut uses = Vec::new();
+    let mut planned_all: Vec<Vec<Planned>> = Vec::new();
     let result = async {
         match &req.from {
             MirrorFrom::Catalog { .. } => {
                 for job in &jobs {
                     let c = match &req.to {
                         MirrorTo::Registry(to) => {
-                            let (c, used) = catalog_to_registry(
+                            let (c, used, planned) = catalog_to_registry(
                                 req,
                                 &engine,
                                 job,
@@ -375,6 +382,7 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                             )
                             .await?;
                             uses.push(used);
+                            planned_all.push(planned);
                             c
                         }
                         MirrorTo::Archive(dir) => {
@@ -390,7 +398,7 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                     unreachable!("checked above")
                 };
                 for entry in archived.iter().flat_map(|m| &m.catalogs) {
-                    let (c, used) = archive_to_registry(
+                    let (c, used, planned) = archive_to_registry(
                         req,
                         &engine,
                         dir,
@@ -402,11 +410,21 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                     )
                     .await?;
                     uses.push(used);
+                    planned_all.push(planned);
                     report.catalogs.push(c);
                 }
             }
         }
         if let MirrorTo::Registry(to) = &req.to {
+            if !req.dry_run {
+                let everything: Vec<Planned> = planned_all.concat();
+                let plain_http = engine
+                    .client(to.registry())
+                    .await
+                    .is_ok_and(|c| c.plain_http());
+                let node_files = node_config::files(&everything, plain_http, &req.node)?;
+                report.node_outputs = outputs::write(&req.output, &node_files)?;
+            }
             report.pruned = record_and_prune(req, &engine, to, &uses).await?;
         }
         Ok::<_, MirrorError>(())
@@ -674,7 +692,7 @@ async fn catalog_to_registry(
     blocked: &Blocked,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<(CatalogReport, prune::CatalogUse), MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse, Vec<Planned>), MirrorError> {
     let cfg = selected(job, &req.registry).await?;
     let (planned, left) = plan::plan(images::referenced(&cfg), Some(to), |s, d| {
         blocked.pattern(s, d)
@@ -722,7 +740,7 @@ async fn archive_to_registry(
     blocked: &Blocked,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<(CatalogReport, prune::CatalogUse), MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse, Vec<Planned>), MirrorError> {
     let catalog_dir = dir.join(&entry.catalog_dir);
     let cfg = crate::catalog::load::load_dir(&catalog_dir).map_err(CatalogFilterError::from)?;
     let uses = entry
@@ -786,9 +804,9 @@ async fn finish_at_registry(
     target_tag: String,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<(CatalogReport, prune::CatalogUse), MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse, Vec<Planned>), MirrorError> {
     if req.dry_run {
-        return Ok(dry_run(
+        let (report, used) = dry_run(
             req,
             source,
             &cfg,
@@ -797,7 +815,8 @@ async fn finish_at_registry(
             to,
             &target_repo,
             &target_tag,
-        ));
+        );
+        return Ok((report, used, planned.to_vec()));
     }
     tracing::info!(
         "{source}: mirroring {} image(s) to {}",
@@ -890,12 +909,6 @@ async fn finish_at_registry(
         req.output.clone()
     };
     out.outputs = outputs::write(&dir, &files)?;
-    let plain_http = engine
-        .client(to.registry())
-        .await
-        .is_ok_and(|c| c.plain_http());
-    let node_files = node_config::files(planned, plain_http, &req.node)?;
-    out.outputs.extend(outputs::write(&dir, &node_files)?);
     // Every planned image stays out of a prune, copied now or not (with
     // --continue-on-error the catalog still names the ones that failed); the record gains
     // only what is in the mirror.
@@ -914,7 +927,7 @@ async fn finish_at_registry(
             .chain(rebuilt)
             .collect(),
     };
-    Ok((out, used))
+    Ok((out, used, planned.to_vec()))
 }
 
 /// `--dry-run`: the plan of a mirror run, with nothing copied, pushed, written or deleted:
