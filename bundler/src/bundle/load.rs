@@ -119,7 +119,7 @@ fn sorted_entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, YamlError> {
 
 /// The largest manifests/ file read (a bundle image holds a few MB; a Kubernetes object is
 /// at most 1.5 MB in etcd): a bigger one is kept aside as undecodable, unread.
-const MAX_MANIFEST_FILE: u64 = 32 << 20;
+pub const MAX_MANIFEST_FILE: u64 = 32 << 20;
 
 /// The documents of one manifests/ file, or why it holds none (naming `rel`, its path in the
 /// bundle, and the line).

@@ -860,7 +860,7 @@ async fn finish_at_registry(
             .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
             .cloned()
             .collect();
-        out.rebuilt = rewrite::rewrite_bundles(engine, &req.registry, &mut cfg, &copied).await?;
+        out.rebuilt = rewrite::rewrite_bundles(engine, &mut cfg, &copied).await?;
         // The originals' signatures cannot cover the rebuilt bundles: the user's key does.
         let rebuilt: Vec<String> = out.rebuilt.iter().map(|r| r.pinned.clone()).collect();
         out.signed
