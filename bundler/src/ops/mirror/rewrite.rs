@@ -15,7 +15,7 @@ use std::path::Path;
 
 use futures::StreamExt as _;
 
-use crate::bundle::image::{BundleImageError, build_bundle_image};
+use crate::bundle::image::{BundleImageError, build_bundle_image_over};
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::image::copy::{CopyError, Endpoint, Engine, Source};
 use crate::image::model::Artifact;
@@ -229,7 +229,7 @@ async fn rebuild_one(
         path: "a temporary directory".into(),
         error,
     })?;
-    transfer::pull_to_dir_with(engine, image, None, scratch.path())
+    let pulled = transfer::pull_to_dir_with(engine, image, None, scratch.path())
         .await
         .map_err(|error| RewriteError::Pull {
             bundle: name.to_string(),
@@ -240,11 +240,14 @@ async fn rebuild_one(
     if !manifests.is_dir() || rewrite_tree(&manifests, moved, name)? == 0 {
         return Ok(None);
     }
-    let built =
-        build_bundle_image(scratch.path(), created).map_err(|error| RewriteError::Build {
+    // The original's labels stay (a vendor's, a build's), the annotations laid over them.
+    let labels = pulled.config.config.labels;
+    let built = build_bundle_image_over(scratch.path(), created, labels).map_err(|error| {
+        RewriteError::Build {
             bundle: name.to_string(),
             error: Box::new(error),
-        })?;
+        }
+    })?;
     let dest = Reference::with_digest(
         at.registry().to_string(),
         at.repository().to_string(),
