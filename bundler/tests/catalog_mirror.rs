@@ -761,6 +761,20 @@ fn nodes_pull_the_original_references_from_the_mirror_through_the_generated_conf
         k3s.contains(&format!("- http://{}\n", dst.addr)) && k3s.contains("mirror/ocp/$1"),
         "{k3s}"
     );
+    // No k3s runs here: the file is read by PyYAML against k3s's documented schema.
+    if let Some(parsed) = k3s_registries_yaml(&out_dir.join("registries.yaml")) {
+        let mirror = &parsed["mirrors"][&src.addr];
+        assert_eq!(
+            mirror["endpoint"],
+            json!([format!("http://{}", dst.addr)]),
+            "{parsed}"
+        );
+        assert_eq!(
+            mirror["rewrite"],
+            json!({"^(.*)$": "mirror/ocp/$1"}),
+            "{parsed}"
+        );
+    }
 
     // The source registry goes away: only the mirror can answer.
     src.kill();
@@ -1438,4 +1452,46 @@ fn one_configuration_of_two_catalogs_prunes_once_and_writes_one_set_of_node_file
         }
     }
     assert_eq!(catalogs, 2, "a directory per catalog");
+}
+
+/// `registries.yaml` as PyYAML reads it (a YAML library of its own), checked against k3s's
+/// documented schema (`mirrors.<registry>.endpoint` a list of URLs, `.rewrite` a map of
+/// strings; `configs.<host>.tls` and `.auth` maps; nothing else); `None` after
+/// [`registry::prerequisite::missing`] without PyYAML.
+fn k3s_registries_yaml(path: &Path) -> Option<Value> {
+    const CHECK: &str = r#"
+import json, sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+assert isinstance(doc, dict) and set(doc) <= {"mirrors", "configs"}, doc
+for name, m in (doc.get("mirrors") or {}).items():
+    assert isinstance(name, str) and set(m) <= {"endpoint", "rewrite"}, m
+    assert all(isinstance(e, str) and e.startswith(("http://", "https://")) for e in m["endpoint"]), m
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in (m.get("rewrite") or {}).items()), m
+for host, c in (doc.get("configs") or {}).items():
+    assert set(c) <= {"tls", "auth"}, c
+    tls = c.get("tls") or {}
+    assert set(tls) <= {"ca_file", "cert_file", "key_file", "insecure_skip_verify"}, tls
+    assert isinstance(tls.get("insecure_skip_verify", False), bool), tls
+print(json.dumps(doc))
+"#;
+    let has = Command::new("/usr/bin/python3")
+        .args(["-c", "import yaml"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        registry::prerequisite::missing("python3-yaml (PyYAML) not installed");
+        return None;
+    }
+    let out = Command::new("/usr/bin/python3")
+        .args(["-c", CHECK])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} does not fit k3s's schema: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
 }
