@@ -208,6 +208,18 @@ fn tools() -> bool {
     have("docker-registry") && have("skopeo")
 }
 
+/// The tools, a source and a destination registry, and the fixture in the source (`None`
+/// after the prerequisite check when something is missing).
+fn setup() -> Option<(Registry, Registry, Fixture)> {
+    if !tools() {
+        return None;
+    }
+    let src = Registry::start(Variant::Plain)?;
+    let dst = Registry::start(Variant::Plain)?;
+    let f = fixture(&src)?;
+    Some((src, dst, f))
+}
+
 #[test]
 fn mirror_to_a_registry_copies_what_the_kept_bundles_need_and_writes_the_cluster_files() {
     if !tools() {
@@ -337,16 +349,9 @@ fn mirror_to_a_registry_copies_what_the_kept_bundles_need_and_writes_the_cluster
 
 #[test]
 fn mirror_through_an_archive_needs_no_source_registry() {
-    if !tools() {
-        return;
-    }
-    let (Some(mut src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((mut src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let archive = h.join("usb");
     let to_archive = || {
@@ -413,16 +418,9 @@ fn mirror_through_an_archive_needs_no_source_registry() {
 
 #[test]
 fn rewritten_references_name_the_mirror() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((_src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let to = dst.image("rw");
     let out_dir = h.join("out");
@@ -482,16 +480,9 @@ fn rewritten_references_name_the_mirror() {
 
 #[test]
 fn an_image_that_cannot_be_pulled_stops_the_run_after_the_rest_are_copied() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     // beta 2.0.0 also needs an image its registry never had.
     let missing = format!("{}/org/gone@sha256:{}", src.addr, "e".repeat(64));
@@ -535,16 +526,9 @@ fn an_image_that_cannot_be_pulled_stops_the_run_after_the_rest_are_copied() {
 
 #[test]
 fn a_mirror_killed_mid_upload_completes_on_a_rerun() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     // A large operator image, so the kill lands mid-upload.
     let big = h.join("bigbin");
@@ -601,16 +585,9 @@ fn a_mirror_killed_mid_upload_completes_on_a_rerun() {
 
 #[test]
 fn an_oc_mirror_image_set_configuration_works_unchanged() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     // The catalog as an image in the source registry, as oc-mirror users name it.
     let catalog_image = src.image("org/catalog:v4.20");
@@ -819,16 +796,9 @@ fn nodes_pull_the_original_references_from_the_mirror_through_the_generated_conf
 
 #[test]
 fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(mut dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, mut dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let mirror = |to: &str, extra: &[&str]| {
         ok(
@@ -1080,16 +1050,9 @@ fn rewritten_bundles_name_only_mirrored_images() {
 
 #[test]
 fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let to = dst.image("p");
     let mirror = |selection: &[&str], extra: &[&str]| {
@@ -1209,16 +1172,9 @@ fn mirror_run(h: &Path, f: &Fixture, to: &str, args: &[&str]) -> Output {
 
 #[test]
 fn a_prune_keeps_what_another_catalog_of_the_mirror_still_uses() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let to = dst.image("p");
     // Two configurations into one mirror: `wide` all of it, `narrow` alpha's head.
@@ -1257,16 +1213,9 @@ fn a_prune_keeps_what_another_catalog_of_the_mirror_still_uses() {
 
 #[test]
 fn a_prune_with_continue_on_error_keeps_the_images_that_failed_to_copy() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let to = dst.image("p");
     ok(mirror_run(h, &f, &to, &["--full"]), "mirror");
@@ -1310,16 +1259,9 @@ fn a_prune_with_continue_on_error_keeps_the_images_that_failed_to_copy() {
 
 #[test]
 fn a_source_tag_never_moves_a_tag_the_mirror_already_uses() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let build = |binary: &str, tag: &str| {
         let out = olm(h)
@@ -1373,16 +1315,9 @@ fn a_source_tag_never_moves_a_tag_the_mirror_already_uses() {
 
 #[test]
 fn one_configuration_of_two_catalogs_prunes_once_and_writes_one_set_of_node_files() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let catalog_image = src.image("org/catalog:v1");
     ok(
