@@ -37,6 +37,8 @@ command -v pyspdxtools >/dev/null 2>&1 || [ -x target/spdx-venv/bin/pyspdxtools 
 # (ECDSA, PKCS#8) and PyNaCl (the secretbox of an encrypted key).
 /usr/bin/python3 -c 'import cryptography' >/dev/null 2>&1 || need+=(python3-cryptography)
 /usr/bin/python3 -c 'import nacl.secret' >/dev/null 2>&1 || need+=(python3-nacl)
+# registries.yaml (k3s) read by a YAML library of its own.
+/usr/bin/python3 -c 'import yaml' >/dev/null 2>&1 || need+=(python3-yaml)
 foreign=()
 for arch in arm64 s390x; do
   [ -x "target/foreign-elf/$arch/bin/busybox" ] || foreign+=("$arch")

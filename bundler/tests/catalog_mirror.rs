@@ -208,6 +208,18 @@ fn tools() -> bool {
     have("docker-registry") && have("skopeo")
 }
 
+/// The tools, a source and a destination registry, and the fixture in the source (`None`
+/// after the prerequisite check when something is missing).
+fn setup() -> Option<(Registry, Registry, Fixture)> {
+    if !tools() {
+        return None;
+    }
+    let src = Registry::start(Variant::Plain)?;
+    let dst = Registry::start(Variant::Plain)?;
+    let f = fixture(&src)?;
+    Some((src, dst, f))
+}
+
 #[test]
 fn mirror_to_a_registry_copies_what_the_kept_bundles_need_and_writes_the_cluster_files() {
     if !tools() {
@@ -337,16 +349,9 @@ fn mirror_to_a_registry_copies_what_the_kept_bundles_need_and_writes_the_cluster
 
 #[test]
 fn mirror_through_an_archive_needs_no_source_registry() {
-    if !tools() {
-        return;
-    }
-    let (Some(mut src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((mut src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let archive = h.join("usb");
     let to_archive = || {
@@ -413,16 +418,9 @@ fn mirror_through_an_archive_needs_no_source_registry() {
 
 #[test]
 fn rewritten_references_name_the_mirror() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((_src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let to = dst.image("rw");
     let out_dir = h.join("out");
@@ -482,16 +480,9 @@ fn rewritten_references_name_the_mirror() {
 
 #[test]
 fn an_image_that_cannot_be_pulled_stops_the_run_after_the_rest_are_copied() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     // beta 2.0.0 also needs an image its registry never had.
     let missing = format!("{}/org/gone@sha256:{}", src.addr, "e".repeat(64));
@@ -535,16 +526,9 @@ fn an_image_that_cannot_be_pulled_stops_the_run_after_the_rest_are_copied() {
 
 #[test]
 fn a_mirror_killed_mid_upload_completes_on_a_rerun() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     // A large operator image, so the kill lands mid-upload.
     let big = h.join("bigbin");
@@ -601,16 +585,9 @@ fn a_mirror_killed_mid_upload_completes_on_a_rerun() {
 
 #[test]
 fn an_oc_mirror_image_set_configuration_works_unchanged() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     // The catalog as an image in the source registry, as oc-mirror users name it.
     let catalog_image = src.image("org/catalog:v4.20");
@@ -761,6 +738,20 @@ fn nodes_pull_the_original_references_from_the_mirror_through_the_generated_conf
         k3s.contains(&format!("- http://{}\n", dst.addr)) && k3s.contains("mirror/ocp/$1"),
         "{k3s}"
     );
+    // No k3s runs here: the file is read by PyYAML against k3s's documented schema.
+    if let Some(parsed) = k3s_registries_yaml(&out_dir.join("registries.yaml")) {
+        let mirror = &parsed["mirrors"][&src.addr];
+        assert_eq!(
+            mirror["endpoint"],
+            json!([format!("http://{}", dst.addr)]),
+            "{parsed}"
+        );
+        assert_eq!(
+            mirror["rewrite"],
+            json!({"^(.*)$": "mirror/ocp/$1"}),
+            "{parsed}"
+        );
+    }
 
     // The source registry goes away: only the mirror can answer.
     src.kill();
@@ -805,16 +796,9 @@ fn nodes_pull_the_original_references_from_the_mirror_through_the_generated_conf
 
 #[test]
 fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(mut dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, mut dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let mirror = |to: &str, extra: &[&str]| {
         ok(
@@ -831,7 +815,20 @@ fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
     };
     let kept = dst.image("kept");
     let bare = dst.image("bare");
+    // Requests each registry saw, by method, printed for comparing runs.
+    let counts = |reg: &Registry| {
+        let log = reg.log_text();
+        ["GET", "HEAD", "PUT", "POST", "DELETE"]
+            .map(|m| log.matches(&format!("\"{m} /v2/")).count())
+    };
+    let (s0, d0) = (counts(&src), counts(&dst));
     mirror(&kept, &[]);
+    let (s1, d1) = (counts(&src), counts(&dst));
+    eprintln!(
+        "first run: source GET/HEAD/PUT/POST/DELETE {:?}, mirror {:?}",
+        std::array::from_fn::<_, 5, _>(|i| s1[i] - s0[i]),
+        std::array::from_fn::<_, 5, _>(|i| d1[i] - d0[i])
+    );
     mirror(&bare, &["--no-digest-tags"]);
     let digest_only = [
         "alpha-1.0.0",
@@ -852,7 +849,14 @@ fn mirrored_images_survive_a_garbage_collection_of_untagged_manifests() {
     }
     // A re-run writes no tag again.
     let puts = dst.log_text().matches("\"PUT /v2/").count();
+    let (s0, d0) = (counts(&src), counts(&dst));
     mirror(&kept, &[]);
+    let (s1, d1) = (counts(&src), counts(&dst));
+    eprintln!(
+        "re-run: source GET/HEAD/PUT/POST/DELETE {:?}, mirror {:?}",
+        std::array::from_fn::<_, 5, _>(|i| s1[i] - s0[i]),
+        std::array::from_fn::<_, 5, _>(|i| d1[i] - d0[i])
+    );
     assert_eq!(dst.log_text().matches("\"PUT /v2/").count(), puts);
 
     // The untagged copies' repositories get one unrelated tag each: distribution 2.8's
@@ -1046,16 +1050,9 @@ fn rewritten_bundles_name_only_mirrored_images() {
 
 #[test]
 fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
-    if !tools() {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst, f)) = setup() else {
         return;
     };
-    let Some(f) = fixture(&src) else { return };
     let h = f.home.path();
     let to = dst.image("p");
     let mirror = |selection: &[&str], extra: &[&str]| {
@@ -1136,4 +1133,300 @@ fn a_prune_after_narrowing_deletes_exactly_the_images_that_left() {
     // The record is the narrowed selection's now: a second prune deletes nothing.
     let err = mirror(&["--package", "alpha"], &["--prune"]);
     assert!(!err.contains("pruned:"), "{err}");
+}
+
+#[test]
+fn flags_that_apply_at_the_registry_are_refused_with_to_archive() {
+    let home = tempfile::tempdir().unwrap();
+    for flag in [
+        &["--sign-key", "cosign.key"][..],
+        &["--mirror-config", "k3s"],
+        &["--node-ca", "/etc/ca.pem"],
+        &["--node-skip-verify"],
+    ] {
+        let out = olm(home.path())
+            .args(["catalog", "mirror", "cat", "--to-archive"])
+            .arg(home.path().join("a"))
+            .args(flag)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}: {err}");
+        assert!(err.contains("cannot be used with"), "{flag:?}: {err}");
+        assert!(!home.path().join("a").exists());
+    }
+}
+
+/// `olm catalog mirror` of the fixture's catalog into `to` (`--mirror-config none`), the
+/// output under `h/out`; the finished process.
+fn mirror_run(h: &Path, f: &Fixture, to: &str, args: &[&str]) -> Output {
+    olm(h)
+        .args(["catalog", "mirror"])
+        .arg(&f.catalog)
+        .args(["--to", to, "--mirror-config", "none", "--output"])
+        .arg(h.join("out"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_prune_keeps_what_another_catalog_of_the_mirror_still_uses() {
+    let Some((src, dst, f)) = setup() else {
+        return;
+    };
+    let h = f.home.path();
+    let to = dst.image("p");
+    // Two configurations into one mirror: `wide` all of it, `narrow` alpha's head.
+    ok(
+        mirror_run(h, &f, &to, &["--full", "--catalog-name", "wide"]),
+        "wide",
+    );
+    ok(
+        mirror_run(
+            h,
+            &f,
+            &to,
+            &["--package", "alpha", "--catalog-name", "narrow"],
+        ),
+        "narrow",
+    );
+    let present = |name: &str| remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_some();
+    // `wide` narrowed to beta: of what leaves it, only alpha 1.0.0 is no one's.
+    let (_, err) = ok(
+        mirror_run(
+            h,
+            &f,
+            &to,
+            &["--package", "beta", "--catalog-name", "wide", "--prune"],
+        ),
+        "prune",
+    );
+    assert_eq!(err.matches("pruned:").count(), 1, "{err}");
+    let line = format!("pruned: {}", moved(&f.images["alpha-1.0.0"], &src, &to));
+    assert!(err.contains(&line), "{line} in {err}");
+    for name in ["alpha-1.1.0", "operator", "multi", "tagged", "beta-2.0.0"] {
+        assert!(present(name), "{name} is still used: {err}");
+    }
+    assert!(!present("alpha-1.0.0"));
+}
+
+#[test]
+fn a_prune_with_continue_on_error_keeps_the_images_that_failed_to_copy() {
+    let Some((src, dst, f)) = setup() else {
+        return;
+    };
+    let h = f.home.path();
+    let to = dst.image("p");
+    ok(mirror_run(h, &f, &to, &["--full"]), "mirror");
+    // The operator image leaves the source: this run cannot copy it, the catalog still
+    // names it, and the mirror's copy is what the cluster pulls.
+    let out = skopeo(&[
+        "delete".into(),
+        "--tls-verify=false".into(),
+        format!("docker://{}", f.images["operator"]),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prune = |extra: &[&str]| {
+        let mut args = vec!["--package", "alpha", "--prune", "--continue-on-error"];
+        args.extend(extra);
+        let out = mirror_run(h, &f, &to, &args);
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = prune(&[]);
+    let operator = moved(&f.images["operator"], &src, &to);
+    assert!(
+        err.contains(&format!("not copied: {}", f.images["operator"])),
+        "{err}"
+    );
+    assert!(!err.contains(&format!("pruned: {operator}")), "{err}");
+    assert_eq!(err.matches("pruned:").count(), 2, "{err}");
+    assert!(remote_digest(&dst, &operator).is_some(), "{err}");
+    // The record still holds it: once the selection leaves it, a prune deletes it.
+    let err = ok(
+        mirror_run(h, &f, &to, &["--package", "beta", "--prune"]),
+        "beta",
+    )
+    .1;
+    assert!(err.contains(&format!("pruned: {operator}")), "{err}");
+    assert!(remote_digest(&dst, &operator).is_none());
+}
+
+#[test]
+fn a_source_tag_never_moves_a_tag_the_mirror_already_uses() {
+    let Some((src, dst, f)) = setup() else {
+        return;
+    };
+    let h = f.home.path();
+    let build = |binary: &str, tag: &str| {
+        let out = olm(h)
+            .args(["image", "build", "--no-ca-certs", "--binary", binary, "-t"])
+            .arg(src.image(tag))
+            .arg("--push")
+            .output()
+            .unwrap();
+        digest_of(&ok(out, "image build").0)
+    };
+    // An older build of org/tagged, named by the tag the catalog also mirrors by tag; and
+    // org/held:v2 by tag and digest, where the mirror's v2 already names something else.
+    let old = build("/bin/ls", "org/tagged:v0");
+    let held = build("/bin/cat", "org/held:v2");
+    let to = dst.image("t");
+    let other = format!("{to}/org/held:v2");
+    plain_copy(&f.images["tagged"], &other);
+    let before = remote_digest(&dst, &other).unwrap();
+    let path = f.catalog.join("beta/catalog.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "\"relatedImages\": [",
+        &format!(
+            "\"relatedImages\": [\n    {{\"name\": \"old\", \"image\": \"{}/org/tagged:v1@{old}\"}},\n    {{\"name\": \"held\", \"image\": \"{}/org/held:v2@{held}\"}},",
+            src.addr, src.addr
+        ),
+    );
+    std::fs::write(&path, text).unwrap();
+    ok(mirror_run(h, &f, &to, &["--full"]), "mirror");
+    let tagged = moved(&f.images["tagged"], &src, &to);
+    assert_eq!(
+        remote_digest(&dst, &tagged),
+        remote_digest(&src, &f.images["tagged"]),
+        "{tagged} is the catalog's org/tagged:v1, not the older build"
+    );
+    assert_eq!(
+        remote_digest(&dst, &other),
+        Some(before),
+        "{other} left as it was"
+    );
+    for (repo, digest) in [("org/tagged", &old), ("org/held", &held)] {
+        let pinned = format!("{to}/{repo}@{digest}");
+        assert_eq!(remote_digest(&dst, &pinned).as_ref(), Some(digest));
+        let by_tag = format!("{to}/{repo}:{}", digest.replace(':', "-"));
+        assert_eq!(
+            remote_digest(&dst, &by_tag).as_ref(),
+            Some(digest),
+            "{by_tag}"
+        );
+    }
+}
+
+#[test]
+fn one_configuration_of_two_catalogs_prunes_once_and_writes_one_set_of_node_files() {
+    let Some((src, dst, f)) = setup() else {
+        return;
+    };
+    let h = f.home.path();
+    let catalog_image = src.image("org/catalog:v1");
+    ok(
+        olm(h)
+            .args(["catalog", "build"])
+            .arg(&f.catalog)
+            .args(["-t", &catalog_image, "--push", "--no-ca-certs"])
+            .output()
+            .unwrap(),
+        "catalog image",
+    );
+    let to = dst.image("two");
+    // Both catalogs keep alpha's head; the second one then moves to beta.
+    let run = |second: &str| {
+        let config = h.join("isc.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  operators:\n  - catalog: docker://{catalog_image}\n    targetCatalog: ops/one\n    packages:\n    - name: alpha\n  - catalog: docker://{catalog_image}\n    targetCatalog: ops/two\n    packages:\n    - name: {second}\n"
+            ),
+        )
+        .unwrap();
+        ok(
+            olm(h)
+                .args(["catalog", "mirror", "--prune", "--config"])
+                .arg(&config)
+                .args(["--to", &to, "--output"])
+                .arg(h.join("out"))
+                .output()
+                .unwrap(),
+            "mirror",
+        )
+        .1
+    };
+    run("alpha");
+    let present = |name: &str| remote_digest(&dst, &moved(&f.images[name], &src, &to)).is_some();
+    for name in ["alpha-1.1.0", "operator", "multi", "tagged"] {
+        assert!(present(name), "{name}");
+    }
+    let err = run("beta");
+    assert!(
+        !err.contains("pruned:"),
+        "the first catalog still uses alpha: {err}"
+    );
+    for name in ["alpha-1.1.0", "operator", "multi", "tagged", "beta-2.0.0"] {
+        assert!(present(name), "{name}: {err}");
+    }
+    // The node files: one set for the run, at the top of --output.
+    let out = h.join("out");
+    assert!(out.join("registries.yaml").is_file());
+    assert!(
+        out.join(format!("certs.d/{}/hosts.toml", src.addr))
+            .is_file()
+    );
+    let mut catalogs = 0;
+    for sub in std::fs::read_dir(&out).unwrap() {
+        let sub = sub.unwrap().path();
+        if sub.is_dir() && !sub.ends_with("certs.d") {
+            assert!(
+                sub.join("catalogsource.yaml").is_file(),
+                "{}",
+                sub.display()
+            );
+            assert!(!sub.join("registries.yaml").exists(), "{}", sub.display());
+            assert!(!sub.join("certs.d").exists(), "{}", sub.display());
+            catalogs += 1;
+        }
+    }
+    assert_eq!(catalogs, 2, "a directory per catalog");
+}
+
+/// `registries.yaml` as PyYAML reads it (a YAML library of its own), checked against k3s's
+/// documented schema (`mirrors.<registry>.endpoint` a list of URLs, `.rewrite` a map of
+/// strings; `configs.<host>.tls` and `.auth` maps; nothing else); `None` after
+/// [`registry::prerequisite::missing`] without PyYAML.
+fn k3s_registries_yaml(path: &Path) -> Option<Value> {
+    const CHECK: &str = r#"
+import json, sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+assert isinstance(doc, dict) and set(doc) <= {"mirrors", "configs"}, doc
+for name, m in (doc.get("mirrors") or {}).items():
+    assert isinstance(name, str) and set(m) <= {"endpoint", "rewrite"}, m
+    assert all(isinstance(e, str) and e.startswith(("http://", "https://")) for e in m["endpoint"]), m
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in (m.get("rewrite") or {}).items()), m
+for host, c in (doc.get("configs") or {}).items():
+    assert set(c) <= {"tls", "auth"}, c
+    tls = c.get("tls") or {}
+    assert set(tls) <= {"ca_file", "cert_file", "key_file", "insecure_skip_verify"}, tls
+    assert isinstance(tls.get("insecure_skip_verify", False), bool), tls
+print(json.dumps(doc))
+"#;
+    let has = Command::new("/usr/bin/python3")
+        .args(["-c", "import yaml"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        registry::prerequisite::missing("python3-yaml (PyYAML) not installed");
+        return None;
+    }
+    let out = Command::new("/usr/bin/python3")
+        .args(["-c", CHECK])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} does not fit k3s's schema: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
 }

@@ -1,7 +1,9 @@
 //! Signatures survive `olm catalog mirror` (Debian's docker-registry, several at once): signed
 //! images mirrored to a second registry, and through an archive to a third, verify there with
 //! the same key and the original identity; `--remove-signatures` leaves them behind;
-//! `--verify-key` stops a catalog with an unsigned image before anything is copied.
+//! `--verify-key` stops a catalog with an unsigned image before anything is copied;
+//! `--sign-key` signs what the mirror makes (the catalog image, rebuilt bundles); a prune
+//! takes the signatures of what it deletes with it.
 
 #[path = "support/registry.rs"]
 mod registry;
@@ -114,6 +116,18 @@ fn fixture(src: &Registry, sign_operator: bool) -> Fixture {
     }
 }
 
+/// A source and a destination registry (`None` after the prerequisite check when
+/// docker-registry is missing).
+fn two_registries() -> Option<(Registry, Registry)> {
+    if !have("docker-registry") {
+        return None;
+    }
+    Some((
+        Registry::start(Variant::Plain)?,
+        Registry::start(Variant::Plain)?,
+    ))
+}
+
 /// `image` of `src` as mirrored under `to`, and its original repository (the identity).
 fn moved(image: &str, src: &Registry, to: &str) -> (String, String) {
     let path = image.strip_prefix(&format!("{}/", src.addr)).unwrap();
@@ -140,13 +154,7 @@ fn verifies(f: &Fixture, image: &str, identity: &str) -> bool {
 
 #[test]
 fn signatures_travel_to_a_registry_and_through_an_archive() {
-    if !have("docker-registry") {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst)) = two_registries() else {
         return;
     };
     let f = fixture(&src, true);
@@ -154,13 +162,7 @@ fn signatures_travel_to_a_registry_and_through_an_archive() {
     let catalog = f.catalog.display().to_string();
 
     let to = dst.image("direct");
-    let out = h.join("out1").display().to_string();
-    ok(olm(
-        h,
-        &[
-            "catalog", "mirror", &catalog, "--to", &to, "--full", "--output", &out,
-        ],
-    ));
+    ok(mirror(&f, &to, &["--full"]));
     for image in [&f.bundle, &f.operator] {
         let (mirrored, identity) = moved(image, &src, &to);
         assert!(
@@ -207,21 +209,7 @@ fn signatures_travel_to_a_registry_and_through_an_archive() {
     }
 
     let to = dst.image("bare");
-    let out = h.join("out3").display().to_string();
-    ok(olm(
-        h,
-        &[
-            "catalog",
-            "mirror",
-            &catalog,
-            "--to",
-            &to,
-            "--full",
-            "--remove-signatures",
-            "--output",
-            &out,
-        ],
-    ));
+    ok(mirror(&f, &to, &["--full", "--remove-signatures"]));
     let (mirrored, _) = moved(&f.bundle, &src, &to);
     let refused = olm(h, &["image", "verify", &mirrored, "--key", &f.public]);
     assert_eq!(refused.status.code(), Some(1));
@@ -230,35 +218,13 @@ fn signatures_travel_to_a_registry_and_through_an_archive() {
 
 #[test]
 fn verify_key_stops_an_unsigned_catalog_before_anything_is_copied() {
-    if !have("docker-registry") {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst)) = two_registries() else {
         return;
     };
     let f = fixture(&src, false);
     let h = f.home.path();
-    let catalog = f.catalog.display().to_string();
     let to = dst.image("checked");
-    let out = h.join("out").display().to_string();
-    let refused = olm(
-        h,
-        &[
-            "catalog",
-            "mirror",
-            &catalog,
-            "--to",
-            &to,
-            "--full",
-            "--verify-key",
-            &f.public,
-            "--output",
-            &out,
-        ],
-    );
+    let refused = mirror(&f, &to, &["--full", "--verify-key", &f.public]);
     assert_eq!(refused.status.code(), Some(1));
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(
@@ -278,21 +244,7 @@ fn verify_key_stops_an_unsigned_catalog_before_anything_is_copied() {
     );
 
     ok(olm(h, &["image", "sign", &f.operator, "--key", &f.key]));
-    ok(olm(
-        h,
-        &[
-            "catalog",
-            "mirror",
-            &catalog,
-            "--to",
-            &to,
-            "--full",
-            "--verify-key",
-            &f.public,
-            "--output",
-            &out,
-        ],
-    ));
+    ok(mirror(&f, &to, &["--full", "--verify-key", &f.public]));
     let (operator_there, identity) = moved(&f.operator, &src, &to);
     assert!(verifies(&f, &operator_there, &identity));
 }
@@ -351,35 +303,12 @@ fn install_verifies_the_catalog_and_its_bundles_before_touching_the_cluster() {
 /// key, under its own repository in the mirror.
 #[test]
 fn sign_key_signs_the_catalog_image_the_mirror_builds() {
-    if !have("docker-registry") {
-        return;
-    }
-    let (Some(src), Some(dst)) = (
-        Registry::start(Variant::Plain),
-        Registry::start(Variant::Plain),
-    ) else {
+    let Some((src, dst)) = two_registries() else {
         return;
     };
     let f = fixture(&src, true);
-    let h = f.home.path();
-    let catalog = f.catalog.display().to_string();
     let to = dst.image("signed");
-    let out = h.join("out").display().to_string();
-    let run = olm(
-        h,
-        &[
-            "catalog",
-            "mirror",
-            &catalog,
-            "--to",
-            &to,
-            "--full",
-            "--output",
-            &out,
-            "--sign-key",
-            &f.key,
-        ],
-    );
+    let run = mirror(&f, &to, &["--full", "--sign-key", &f.key]);
     assert!(run.status.success());
     let text = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(text.contains("signed with --sign-key"), "{text}");
@@ -393,13 +322,152 @@ fn sign_key_signs_the_catalog_image_the_mirror_builds() {
     assert!(verifies(&f, &image, &identity), "{image} does not verify");
     // Without the key nothing of the mirror's own making is signed.
     let to = dst.image("unsigned");
-    let out = h.join("out-unsigned").display().to_string();
-    let run = olm(
+    let run = mirror(&f, &to, &["--full"]);
+    assert!(run.status.success());
+    assert!(!String::from_utf8_lossy(&run.stderr).contains("signed with --sign-key"));
+}
+
+/// `olm catalog mirror` of the fixture's catalog into `to` (output under the home), `extra`
+/// after the usual flags.
+fn mirror(f: &Fixture, to: &str, extra: &[&str]) -> Output {
+    let h = f.home.path();
+    let catalog = f.catalog.display().to_string();
+    let out = h.join(format!("out-{}", to.replace(['/', ':'], "_")));
+    let out = out.display().to_string();
+    let mut args = vec!["catalog", "mirror", &catalog, "--to", to, "--output", &out];
+    args.extend(extra);
+    olm(h, &args)
+}
+
+/// The tags of `repository` (`host/path`) as skopeo lists them (none for a repository gone).
+fn tags_of(repository: &str) -> Vec<String> {
+    let out = registry::skopeo(&[
+        "list-tags".into(),
+        "--tls-verify=false".into(),
+        format!("docker://{repository}"),
+    ]);
+    if !out.status.success() {
+        return Vec::new();
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["Tags"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn sign_key_signs_the_bundles_rewrite_references_rebuilds() {
+    let Some((src, dst)) = two_registries() else {
+        return;
+    };
+    let f = fixture(&src, true);
+    let h = f.home.path();
+    // A real bundle whose manifests name the operator image: the rewrite rebuilds it.
+    let dir = h.join("app-bundle");
+    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+    std::fs::create_dir_all(dir.join("metadata")).unwrap();
+    std::fs::write(
+        dir.join("manifests/cm.yaml"),
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: app}}\ndata: {{image: \"{}\"}}\n",
+            f.operator
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("metadata/annotations.yaml"),
+        "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: app\n  operators.operatorframework.io.bundle.channels.v1: stable\n",
+    )
+    .unwrap();
+    let real = src.image("org/app-bundle:v2");
+    let dir_arg = dir.display().to_string();
+    let real = ok(olm(
         h,
+        &["bundle", "build", &dir_arg, "-t", &real, "--push"],
+    ))
+    .trim()
+    .to_string();
+    ok(olm(h, &["image", "sign", &real, "--key", &f.key]));
+    let path = f.catalog.join("app/catalog.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(&f.bundle, &real);
+    std::fs::write(&path, text).unwrap();
+
+    let to = dst.image("rewritten");
+    let run = mirror(
+        &f,
+        &to,
+        &["--full", "--rewrite-references", "--sign-key", &f.key],
+    );
+    assert!(run.status.success());
+    let text = String::from_utf8_lossy(&run.stderr).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.contains("rewritten bundle app.v1.0.0: "))
+        .unwrap_or_else(|| panic!("no rebuilt bundle in {text}"));
+    let rebuilt = line.split_whitespace().nth(3).unwrap().to_string();
+    assert!(rebuilt.starts_with(&to), "{rebuilt}");
+    let identity = rebuilt.split('@').next().unwrap().to_string();
+    assert!(
+        verifies(&f, &rebuilt, &identity),
+        "{rebuilt} does not verify"
+    );
+    // The original's signature stays with the original's mirrored copy.
+    let (copy, original) = moved(&real, &src, &to);
+    assert!(verifies(&f, &copy, &original), "{copy}");
+}
+
+#[test]
+fn a_prune_deletes_the_signatures_of_what_it_deletes() {
+    if !have("skopeo") {
+        return;
+    }
+    let Some((src, dst)) = two_registries() else {
+        return;
+    };
+    let f = fixture(&src, true);
+    let to = dst.image("pruned");
+    assert!(
+        mirror(&f, &to, &["--full", "--mirror-config", "none"])
+            .status
+            .success()
+    );
+    let (operator, _) = moved(&f.operator, &src, &to);
+    let repo = operator.split('@').next().unwrap().to_string();
+    let digest = operator.split('@').nth(1).unwrap();
+    let sig = format!("{}.sig", digest.replace(':', "-"));
+    assert!(tags_of(&repo).contains(&sig), "{:?}", tags_of(&repo));
+    // The operator image left out now: it goes, its signature with it.
+    let run = mirror(
+        &f,
+        &to,
         &[
-            "catalog", "mirror", &catalog, "--to", &to, "--full", "--output", &out,
+            "--full",
+            "--mirror-config",
+            "none",
+            "--exclude",
+            "org/app@",
+            "--prune",
         ],
     );
     assert!(run.status.success());
-    assert!(!String::from_utf8_lossy(&run.stderr).contains("signed with --sign-key"));
+    let err = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(err.contains(&format!("pruned: {operator}")), "{err}");
+    assert!(!tags_of(&repo).contains(&sig), "{:?}", tags_of(&repo));
+    let (bundle, _) = moved(&f.bundle, &src, &to);
+    let bundle_repo = bundle.split('@').next().unwrap();
+    let bundle_sig = format!(
+        "{}.sig",
+        bundle.split('@').nth(1).unwrap().replace(':', "-")
+    );
+    assert!(
+        tags_of(bundle_repo).contains(&bundle_sig),
+        "the kept image keeps its signature"
+    );
 }

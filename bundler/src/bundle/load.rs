@@ -126,7 +126,7 @@ fn sorted_entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, YamlError> {
 
 /// The largest manifests/ file read (a bundle image holds a few MB; a Kubernetes object is
 /// at most 1.5 MB in etcd): a bigger one is kept aside as undecodable.
-const MAX_MANIFEST_FILE: u64 = 32 << 20;
+pub const MAX_MANIFEST_FILE: u64 = 32 << 20;
 
 /// All of manifests/ together: past this the bundle is refused, so a directory of many large
 /// files cannot make a load hold them all.

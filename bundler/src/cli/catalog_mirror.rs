@@ -28,8 +28,12 @@ pub struct MirrorArgs {
         required_unless_present = "to_archive"
     )]
     pub to: Option<String>,
-    /// Mirror onto disk instead: a directory to carry to the inside network.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["to", "from_archive", "rewrite_references"])]
+    /// Mirror onto disk instead: a directory to carry to the inside network. What applies at
+    /// the registry (signing, node configurations) goes to the --from-archive run.
+    #[arg(long, value_name = "DIR", conflicts_with_all = [
+        "to", "from_archive", "rewrite_references", "sign_key", "mirror_config", "node_ca",
+        "node_skip_verify",
+    ])]
     pub to_archive: Option<PathBuf>,
     /// Mirror what a --to-archive run stored into --to (the source registry is not needed).
     #[arg(long, value_name = "DIR", conflicts_with = "source")]

@@ -174,14 +174,28 @@ pub async fn pull_to_dir_for(
     dest: &Path,
     opts: &RegistryOptions,
 ) -> Result<PulledImage, TransferError> {
+    let engine = Engine::new(opts);
+    let pulled = pull_to_dir_with(&engine, reference, platform, dest).await;
+    engine.finish();
+    pulled
+}
+
+/// [`pull_to_dir_for`] through an engine the caller keeps (its connections, tokens and blob
+/// locations shared with the rest of a run; the caller finishes it).
+pub async fn pull_to_dir_with(
+    engine: &Engine,
+    reference: &str,
+    platform: Option<&Platform>,
+    dest: &Path,
+) -> Result<PulledImage, TransferError> {
+    let opts = engine.options();
     let src = ImageRef::parse(reference)?;
     let from = endpoint(&src);
-    let engine = Engine::new(opts);
     let top = engine.manifest(Source::Endpoint(&from)).await?;
-    let m = platform_manifest(&engine, &from, top, platform).await?;
+    let m = platform_manifest(engine, &from, top, platform).await?;
     let parsed = model::parse_manifest(&m.bytes, &m.digest)?;
     let source = Source::Endpoint(&from);
-    let config_bytes = copy::read_small_blob(&engine, source, &parsed.config).await?;
+    let config_bytes = copy::read_small_blob(engine, source, &parsed.config).await?;
     let config: ImageConfig =
         serde_json::from_slice(&config_bytes).map_err(|source| ModelError::Json {
             what: format!("config {}", parsed.config.digest),
@@ -193,7 +207,7 @@ pub async fn pull_to_dir_for(
     })?;
     // Download a few layers ahead of the one being unpacked (layers apply in order).
     let mut fetches = futures::stream::iter(parsed.layers.iter())
-        .map(|d| copy::fetch_to_file(&engine, source, d))
+        .map(|d| copy::fetch_to_file(engine, source, d))
         .buffered(opts.concurrency.max(1));
     use futures::StreamExt as _;
     while let Some(blob) = fetches.next().await {
@@ -203,7 +217,6 @@ pub async fn pull_to_dir_for(
             .await
             .map_err(|e| TransferError::Unsupported(e.to_string()))??;
     }
-    engine.finish();
     Ok(PulledImage {
         digest: m.digest,
         config,

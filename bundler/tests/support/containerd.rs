@@ -19,11 +19,6 @@ pub struct Containerd {
     child: Child,
 }
 
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
-}
-
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -35,11 +30,11 @@ impl Containerd {
     /// Starts containerd, or returns `None` after [`prerequisite::missing`] when it is not
     /// installed or the test does not run as root.
     pub fn start() -> Option<Containerd> {
-        for tool in ["containerd", "ctr"] {
-            if !on_path(tool) {
-                prerequisite::missing(&format!("{tool} not installed"));
-                return None;
-            }
+        if !["containerd", "ctr"]
+            .iter()
+            .all(|t| crate::registry::have(t))
+        {
+            return None;
         }
         if !is_root() {
             prerequisite::missing("containerd needs root");

@@ -297,6 +297,64 @@ impl RegistryClient {
         }
     }
 
+    /// The tags of `repo` (empty when the repository does not exist), page after page as the
+    /// registry's `Link` header leads, each page bounded like a manifest.
+    pub async fn list_tags(&self, repo: &str) -> Result<Vec<String>, RegistryError> {
+        /// Pages followed at most: a registry that keeps linking is refused, not followed.
+        const PAGES: usize = 1000;
+        #[derive(serde::Deserialize)]
+        struct Page {
+            #[serde(default)]
+            tags: Option<Vec<String>>,
+        }
+        let op = format!("GET tags {repo}");
+        let mut url = self.url(&format!("/v2/{repo}/tags/list?n=1000"));
+        let mut tags = Vec::new();
+        for _ in 0..PAGES {
+            let resp = self.send(&op, &Access::Pull(repo), |h| h.get(&url)).await?;
+            if resp.status() == StatusCode::NOT_FOUND {
+                return Ok(tags);
+            }
+            if !resp.status().is_success() {
+                return Err(self.status_error(&op, resp).await);
+            }
+            let next = resp
+                .headers()
+                .get(reqwest::header::LINK)
+                .and_then(|v| v.to_str().ok())
+                .and_then(next_link)
+                .map(|l| self.absolute(&l));
+            // Credentials go to this registry only: a link elsewhere is not followed.
+            if let Some(n) = &next
+                && !n.starts_with(&format!("{}/", self.url("")))
+            {
+                return Err(RegistryError::Protocol {
+                    registry: self.registry().to_string(),
+                    op,
+                    detail: format!("the tag list links to another server: {n}"),
+                });
+            }
+            let what = format!("tag list of {}/{repo}", self.registry());
+            let body = self.bounded_body(&op, &what, resp).await?;
+            let page: Page =
+                serde_json::from_slice(&body).map_err(|e| RegistryError::Protocol {
+                    registry: self.registry().to_string(),
+                    op: op.clone(),
+                    detail: format!("the tag list is not JSON of the distribution API: {e}"),
+                })?;
+            tags.extend(page.tags.unwrap_or_default());
+            match next {
+                Some(n) => url = n,
+                None => return Ok(tags),
+            }
+        }
+        Err(RegistryError::Protocol {
+            registry: self.registry().to_string(),
+            op,
+            detail: format!("the tag list goes on past {PAGES} pages"),
+        })
+    }
+
     /// Deletes the manifest `digest` from `repo` (the registry drops the tags naming it too).
     /// `false` when it was not there.
     pub async fn delete_manifest(&self, repo: &str, digest: &str) -> Result<bool, RegistryError> {
@@ -308,6 +366,11 @@ impl RegistryClient {
         match resp.status() {
             StatusCode::NOT_FOUND => Ok(false),
             s if s.is_success() => Ok(true),
+            StatusCode::METHOD_NOT_ALLOWED => Err(RegistryError::Protocol {
+                registry: self.registry().to_string(),
+                op,
+                detail: "the registry does not allow deleting (HTTP 405); a distribution registry needs storage.delete.enabled: true (REGISTRY_STORAGE_DELETE_ENABLED=true)".into(),
+            }),
             _ => Err(self.status_error(&op, resp).await),
         }
     }
@@ -338,6 +401,23 @@ impl RegistryClient {
 }
 
 /// `@` before a digest, `:` before a tag.
+/// The target of a `Link: <url>; rel="next"` header.
+fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|part| {
+        let (target, params) = part.trim().split_once(';')?;
+        params
+            .split(';')
+            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"")
+            .then(|| {
+                target
+                    .trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_string()
+            })
+    })
+}
+
 fn sep(reference: &str) -> char {
     if reference.contains(':') { '@' } else { ':' }
 }
@@ -345,6 +425,19 @@ fn sep(reference: &str) -> char {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_page_is_the_link_marked_next() {
+        assert_eq!(
+            next_link(r#"</v2/a/tags/list?last=x&n=2>; rel="next""#).as_deref(),
+            Some("/v2/a/tags/list?last=x&n=2")
+        );
+        assert_eq!(
+            next_link(r#"</p>; rel="prev", </n>; rel = "next""#).as_deref(),
+            Some("/n")
+        );
+        assert_eq!(next_link(r#"</p>; rel="prev""#), None);
+    }
 
     #[test]
     fn digest_goes_after_existing_query() {

@@ -23,7 +23,8 @@ use crate::grammar::www_authenticate;
 pub enum Access<'a> {
     Pull(&'a str),
     Push(&'a str),
-    /// Delete manifests of a repository.
+    /// Delete manifests of a repository. Asked as `*` (every action), as skopeo does: Quay
+    /// refuses a token request naming `delete`.
     Delete(&'a str),
     /// Push to `to`, reading a blob of `from` (a cross-repository mount).
     Mount {
@@ -37,7 +38,7 @@ impl Access<'_> {
         match self {
             Access::Pull(r) => vec![format!("repository:{r}:pull")],
             Access::Push(r) => vec![format!("repository:{r}:pull,push")],
-            Access::Delete(r) => vec![format!("repository:{r}:pull,delete")],
+            Access::Delete(r) => vec![format!("repository:{r}:*")],
             Access::Mount { to, from } => vec![
                 format!("repository:{to}:pull,push"),
                 format!("repository:{from}:pull"),
@@ -576,6 +577,11 @@ mod tests {
             .scopes(),
             ["repository:a/x:pull,push", "repository:b/y:pull"]
         );
+    }
+
+    #[test]
+    fn a_delete_asks_for_every_action_as_quay_accepts() {
+        assert_eq!(Access::Delete("a/x").scopes(), ["repository:a/x:*"]);
     }
 
     #[test]

@@ -179,8 +179,8 @@ pub struct CatalogReport {
     pub signed: Vec<String>,
     /// `--dry-run`: each image and where it would go (`SOURCE -> DESTINATION`).
     pub would_mirror: Vec<String>,
-    /// What `--prune` deleted (or would).
-    pub pruned: prune::Pruned,
+    /// A `--dry-run` plan: nothing was copied.
+    pub dry_run: bool,
 }
 
 /// What the whole run did.
@@ -191,6 +191,11 @@ pub struct MirrorReport {
     pub bytes_uploaded: u64,
     pub blobs_mounted: usize,
     pub blobs_present: usize,
+    /// What `--prune` deleted (or would), once for the whole run.
+    pub pruned: prune::Pruned,
+    /// The node mirror configurations, written once for the run at the top of the output
+    /// (a node has one file per registry, whatever the catalogs).
+    pub node_outputs: Vec<PathBuf>,
 }
 
 impl MirrorReport {
@@ -203,7 +208,7 @@ impl MirrorReport {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for c in &self.catalogs {
-            if c.pruned.dry_run {
+            if c.dry_run {
                 out.push_str(&format!(
                     "{}: {} package(s), {} bundle(s), {} image(s) to mirror (--dry-run: nothing copied, pushed, written or deleted)",
                     c.source,
@@ -257,18 +262,21 @@ impl MirrorReport {
                     c.signed.join(", ")
                 ));
             }
-            for i in &c.pruned.images {
-                let verb = if c.pruned.dry_run {
-                    "would prune"
-                } else {
-                    "pruned"
-                };
-                out.push_str(&format!("\n  {verb}: {i}"));
-            }
             for o in &c.outputs {
                 out.push_str(&format!("\n  wrote {}", o.display()));
             }
             out.push('\n');
+        }
+        for o in &self.node_outputs {
+            out.push_str(&format!("wrote {}\n", o.display()));
+        }
+        let verb = if self.pruned.dry_run {
+            "would prune"
+        } else {
+            "pruned"
+        };
+        for i in &self.pruned.images {
+            out.push_str(&format!("{verb}: {i}\n"));
         }
         if self.blobs_uploaded == 0 {
             out.push_str(&format!(
@@ -355,13 +363,15 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
     }
     let engine = Engine::new(&req.registry);
     let mut report = MirrorReport::default();
+    let mut uses = Vec::new();
+    let mut planned_all: Vec<Vec<Planned>> = Vec::new();
     let result = async {
         match &req.from {
             MirrorFrom::Catalog { .. } => {
                 for job in &jobs {
                     let c = match &req.to {
                         MirrorTo::Registry(to) => {
-                            catalog_to_registry(
+                            let (c, used, planned) = catalog_to_registry(
                                 req,
                                 &engine,
                                 job,
@@ -370,7 +380,10 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                                 several,
                                 &mut report,
                             )
-                            .await?
+                            .await?;
+                            uses.push(used);
+                            planned_all.push(planned);
+                            c
                         }
                         MirrorTo::Archive(dir) => {
                             catalog_to_archive(req, &engine, job, dir, &blocked, &mut report)
@@ -385,7 +398,7 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                     unreachable!("checked above")
                 };
                 for entry in archived.iter().flat_map(|m| &m.catalogs) {
-                    let c = archive_to_registry(
+                    let (c, used, planned) = archive_to_registry(
                         req,
                         &engine,
                         dir,
@@ -396,9 +409,23 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
                         &mut report,
                     )
                     .await?;
+                    uses.push(used);
+                    planned_all.push(planned);
                     report.catalogs.push(c);
                 }
             }
+        }
+        if let MirrorTo::Registry(to) = &req.to {
+            if !req.dry_run {
+                let everything: Vec<Planned> = planned_all.concat();
+                let plain_http = engine
+                    .client(to.registry())
+                    .await
+                    .is_ok_and(|c| c.plain_http());
+                let node_files = node_config::files(&everything, plain_http, &req.node)?;
+                report.node_outputs = outputs::write(&req.output, &node_files)?;
+            }
+            report.pruned = record_and_prune(req, &engine, to, &uses).await?;
         }
         Ok::<_, MirrorError>(())
     }
@@ -406,6 +433,41 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
     engine.finish();
     result?;
     Ok(report)
+}
+
+/// After every catalog of the run: with `--prune`, deletes what the records list and nothing
+/// of the run or another record uses (or, with `--dry-run`, says what); then the records.
+async fn record_and_prune(
+    req: &MirrorRequest,
+    engine: &Engine,
+    to: &Destination,
+    uses: &[prune::CatalogUse],
+) -> Result<prune::Pruned, MirrorError> {
+    if req.dry_run && !req.prune {
+        return Ok(prune::Pruned {
+            dry_run: true,
+            ..Default::default()
+        });
+    }
+    let plan = prune::plan(engine, to, uses, req.prune).await?;
+    if req.dry_run {
+        return Ok(prune::Pruned {
+            images: plan.images(),
+            dry_run: true,
+        });
+    }
+    let images = if req.prune {
+        prune::apply(engine, &plan).await?
+    } else {
+        Vec::new()
+    };
+    let created =
+        crate::reproducible::source_date_epoch().map_err(|e| MirrorError::Io(e.to_string()))?;
+    prune::write_records(engine, to, &plan, uses, created).await?;
+    Ok(prune::Pruned {
+        images,
+        dry_run: false,
+    })
 }
 
 /// The catalogs to mirror and the images the configuration blocks.
@@ -519,13 +581,23 @@ enum Copied {
     Failed(Failure),
 }
 
+/// What the copies of a catalog came to: counts, failures, and what each copy learned of
+/// its image (`written -> (digest, media type)`) for the steps after it.
+#[derive(Default)]
+struct Copies {
+    copied: usize,
+    present: usize,
+    failures: Vec<Failure>,
+    learned: std::collections::HashMap<String, (String, String)>,
+}
+
 /// Copies every (source, destination) pair through the engine, a few images at a time,
 /// counting blobs into `report`.
 async fn copy_all(
     engine: &Engine,
     pairs: &[(Endpoint, Endpoint, &Planned)],
     report: &mut MirrorReport,
-) -> (usize, usize, Vec<Failure>) {
+) -> Copies {
     let at_once = engine.options().concurrency.max(1);
     engine.expect_images(pairs.len() as u64);
     let results: Vec<(Result<crate::image::copy::Copied, CopyError>, &Planned)> =
@@ -536,10 +608,12 @@ async fn copy_all(
             .buffer_unordered(at_once)
             .collect()
             .await;
-    let (mut copied, mut present, mut failures) = (0, 0, Vec::new());
+    let mut out = Copies::default();
     for (result, p) in results {
         let outcome = match result {
             Ok(c) => {
+                out.learned
+                    .insert(p.written.clone(), (c.digest.clone(), c.media_type.clone()));
                 report.blobs_uploaded += c.uploaded.len();
                 report.bytes_uploaded += c.uploaded_bytes();
                 report.blobs_mounted += c.mounted.len();
@@ -555,13 +629,13 @@ async fn copy_all(
             }),
         };
         match outcome {
-            Copied::Done { present: true } => present += 1,
-            Copied::Done { present: false } => copied += 1,
-            Copied::Failed(f) => failures.push(f),
+            Copied::Done { present: true } => out.present += 1,
+            Copied::Done { present: false } => out.copied += 1,
+            Copied::Failed(f) => out.failures.push(f),
         }
     }
-    failures.sort_by(|a, b| a.image.cmp(&b.image));
-    (copied, present, failures)
+    out.failures.sort_by(|a, b| a.image.cmp(&b.image));
+    out
 }
 
 /// [`copy_all`] with the signature policy: every image verified first (when asked), and the
@@ -571,19 +645,42 @@ async fn copy_trusted(
     engine: &Engine,
     pairs: &[(Endpoint, Endpoint, &Planned)],
     report: &mut MirrorReport,
-) -> Result<(usize, usize, Vec<Failure>), MirrorError> {
-    let mut unverified = signatures::verify_all(engine, &req.signatures, pairs).await;
-    if !unverified.is_empty() {
-        unverified.sort_by(|a, b| a.image.cmp(&b.image));
+) -> Result<Copies, MirrorError> {
+    let mut verified = signatures::verify_all(engine, &req.signatures, pairs).await;
+    if !verified.failures.is_empty() {
+        verified.failures.sort_by(|a, b| a.image.cmp(&b.image));
         return Err(MirrorError::Unverified {
-            failures: unverified,
+            failures: verified.failures,
         });
     }
-    let (copied, present, mut failures) = copy_all(engine, pairs, report).await;
-    let unsigned = signatures::copy_attachments(engine, &req.signatures, pairs, &failures).await;
-    failures.extend(unsigned);
-    failures.sort_by(|a, b| a.image.cmp(&b.image));
-    Ok((copied, present, failures))
+    // What was verified is what is copied: a source named by tag is read at the verified
+    // digest, so a tag moved since cannot slip an unverified image in.
+    let pinned: Vec<(Endpoint, Endpoint, &Planned)> = pairs
+        .iter()
+        .map(|(from, to, p)| {
+            let from = match (from, verified.digests.get(&p.written)) {
+                (Endpoint::Registry(r), Some(d)) => Endpoint::Registry(Reference::with_digest(
+                    r.registry().to_string(),
+                    r.repository().to_string(),
+                    d.clone(),
+                )),
+                _ => from.clone(),
+            };
+            (from, to.clone(), *p)
+        })
+        .collect();
+    let mut copies = copy_all(engine, &pinned, report).await;
+    let unsigned = signatures::copy_attachments(
+        engine,
+        &req.signatures,
+        &pinned,
+        &copies.failures,
+        &copies.learned,
+    )
+    .await;
+    copies.failures.extend(unsigned);
+    copies.failures.sort_by(|a, b| a.image.cmp(&b.image));
+    Ok(copies)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -595,7 +692,7 @@ async fn catalog_to_registry(
     blocked: &Blocked,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<CatalogReport, MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse, Vec<Planned>), MirrorError> {
     let cfg = selected(job, &req.registry).await?;
     let (planned, left) = plan::plan(images::referenced(&cfg), Some(to), |s, d| {
         blocked.pattern(s, d)
@@ -643,7 +740,7 @@ async fn archive_to_registry(
     blocked: &Blocked,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<CatalogReport, MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse, Vec<Planned>), MirrorError> {
     let catalog_dir = dir.join(&entry.catalog_dir);
     let cfg = crate::catalog::load::load_dir(&catalog_dir).map_err(CatalogFilterError::from)?;
     let uses = entry
@@ -707,11 +804,10 @@ async fn finish_at_registry(
     target_tag: String,
     several: bool,
     report: &mut MirrorReport,
-) -> Result<CatalogReport, MirrorError> {
+) -> Result<(CatalogReport, prune::CatalogUse, Vec<Planned>), MirrorError> {
     if req.dry_run {
-        return dry_run(
+        let (report, used) = dry_run(
             req,
-            engine,
             source,
             &cfg,
             planned,
@@ -719,17 +815,23 @@ async fn finish_at_registry(
             to,
             &target_repo,
             &target_tag,
-        )
-        .await;
+        );
+        return Ok((report, used, planned.to_vec()));
     }
     tracing::info!(
         "{source}: mirroring {} image(s) to {}",
         planned.len(),
         to.registry()
     );
-    let (copied, present, mut failures) = copy_trusted(req, engine, &pairs, report).await?;
+    let copies = copy_trusted(req, engine, &pairs, report).await?;
+    let (copied, present, mut failures) = (copies.copied, copies.present, copies.failures);
     if req.digest_tags {
-        let (tagged, untagged) = tags::tag_all(engine, planned, &failures).await;
+        let media_types = copies
+            .learned
+            .iter()
+            .map(|(w, (_, t))| (w.clone(), t.clone()))
+            .collect();
+        let (tagged, untagged) = tags::tag_all(engine, planned, &failures, &media_types).await;
         tracing::info!("{source}: {tagged} image(s) given tags in the mirror");
         failures.extend(untagged);
     }
@@ -758,7 +860,7 @@ async fn finish_at_registry(
             .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
             .cloned()
             .collect();
-        out.rebuilt = rewrite::rewrite_bundles(engine, &req.registry, &mut cfg, &copied).await?;
+        out.rebuilt = rewrite::rewrite_bundles(engine, &mut cfg, &copied).await?;
         // The originals' signatures cannot cover the rebuilt bundles: the user's key does.
         let rebuilt: Vec<String> = out.rebuilt.iter().map(|r| r.pinned.clone()).collect();
         out.signed
@@ -807,40 +909,34 @@ async fn finish_at_registry(
         req.output.clone()
     };
     out.outputs = outputs::write(&dir, &files)?;
-    let plain_http = engine
-        .client(to.registry())
-        .await
-        .is_ok_and(|c| c.plain_http());
-    let node_files = node_config::files(planned, plain_http, &req.node)?;
-    out.outputs.extend(outputs::write(&dir, &node_files)?);
-    let mirrored: Vec<String> = planned
-        .iter()
-        .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
-        .map(|p| p.dest.whole())
-        .chain(out.rebuilt.iter().map(|r| r.pinned.clone()))
-        .collect();
-    let created =
-        crate::reproducible::source_date_epoch().map_err(|e| MirrorError::Io(e.to_string()))?;
-    out.pruned = prune::record_and_prune(
-        engine,
-        to,
-        &name,
-        &mirrored,
-        req.prune,
-        req.dry_run,
-        created,
-    )
-    .await?;
-    Ok(out)
+    // Every planned image stays out of a prune, copied now or not (with
+    // --continue-on-error the catalog still names the ones that failed); the record gains
+    // only what is in the mirror.
+    let rebuilt = out.rebuilt.iter().map(|r| r.pinned.clone());
+    let used = prune::CatalogUse {
+        name,
+        planned: planned
+            .iter()
+            .map(|p| p.dest.whole())
+            .chain(rebuilt.clone())
+            .collect(),
+        mirrored: planned
+            .iter()
+            .filter(|p| !out.failures.iter().any(|f| f.image == p.written))
+            .map(|p| p.dest.whole())
+            .chain(rebuilt)
+            .collect(),
+    };
+    Ok((out, used, planned.to_vec()))
 }
 
 /// `--dry-run`: the plan of a mirror run, with nothing copied, pushed, written or deleted:
 /// each image and where it would go, the catalog image's destination, and with `--prune`
-/// what the earlier record lists and this selection no longer uses.
+/// what the earlier record lists and this selection no longer uses (worked out once for the
+/// run, [`record_and_prune`]).
 #[allow(clippy::too_many_arguments)]
-async fn dry_run(
+fn dry_run(
     req: &MirrorRequest,
-    engine: &Engine,
     source: &str,
     cfg: &DeclarativeConfig,
     planned: &[Planned],
@@ -848,7 +944,7 @@ async fn dry_run(
     to: &Destination,
     target_repo: &str,
     target_tag: &str,
-) -> Result<CatalogReport, MirrorError> {
+) -> (CatalogReport, prune::CatalogUse) {
     let name = req
         .catalog_name
         .clone()
@@ -857,30 +953,27 @@ async fn dry_run(
         .iter()
         .map(|p| format!("{} -> {}", p.written, p.dest.whole()))
         .collect();
-    let now: Vec<String> = planned.iter().map(|p| p.dest.whole()).collect();
-    let pruned = if req.prune {
-        prune::record_and_prune(engine, to, &name, &now, true, true, 0).await?
-    } else {
-        prune::Pruned {
-            dry_run: true,
-            ..Default::default()
-        }
+    let used = prune::CatalogUse {
+        name,
+        planned: planned.iter().map(|p| p.dest.whole()).collect(),
+        mirrored: Vec::new(),
     };
     let dest = Reference::with_tag(
         to.registry().to_string(),
         to.repository(target_repo),
         target_tag.to_string(),
     );
-    Ok(CatalogReport {
+    let report = CatalogReport {
         source: source.to_string(),
         packages: cfg.packages.len(),
         bundles: cfg.bundles.len(),
         left_out: left,
         would_mirror,
         catalog_image: Some(format!("{} (would be built and pushed)", dest.whole())),
-        pruned,
+        dry_run: true,
         ..Default::default()
-    })
+    };
+    (report, used)
 }
 
 /// The filtered catalog as a catalog image served by `olm` (one image per `olm` binary).
@@ -957,7 +1050,8 @@ async fn catalog_to_archive(
             )
         })
         .collect();
-    let (copied, present, failures) = copy_trusted(req, engine, &pairs, report).await?;
+    let copies = copy_trusted(req, engine, &pairs, report).await?;
+    let (copied, present, failures) = (copies.copied, copies.present, copies.failures);
     if !failures.is_empty() && !req.continue_on_error {
         return Err(MirrorError::Incomplete { failures });
     }
@@ -1012,6 +1106,6 @@ async fn catalog_to_archive(
         rebuilt: Vec::new(),
         signed: Vec::new(),
         would_mirror: Vec::new(),
-        pruned: Default::default(),
+        dry_run: false,
     })
 }

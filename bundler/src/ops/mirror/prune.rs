@@ -2,29 +2,39 @@
 //! run of the same configuration copied that the new selection no longer needs are deleted
 //! (oc-mirror v2's delete workflow, in the same run).
 //!
-//! Each run to a registry keeps a record in the destination itself, so a prune from another
-//! machine knows what was mirrored: an image `<to>/olm-mirror-metadata:<catalog name>` whose
-//! manifest annotation lists the mirrored images. Without `--prune` the record grows (what is
-//! in the mirror from this configuration); with it, it becomes the new selection's. A prune
-//! deletes only what the record lists, never an image that the new selection still uses (by
-//! digest, in the same repository), never anything outside the destination's registry and
-//! prefix; an index goes with its images. `--dry-run` prints the plan, deletes nothing and
-//! keeps the record as it was.
+//! Each run to a registry keeps a record per catalog in the destination itself, so a prune
+//! from another machine knows what was mirrored: an image
+//! `<to>/olm-mirror-metadata:<catalog name>` whose one layer holds `images.json`, the mirrored
+//! images (a JSON array of references; a gzipped layer, as a list in an annotation would soon
+//! pass a registry's manifest size limit). Without `--prune` the record grows (what is in the
+//! mirror from this configuration); with it, it becomes what the new selection copied. A
+//! prune runs once, after every catalog of the run: it deletes only what a record lists, never
+//! an image that any catalog of the run plans (copied or not) or that another record under
+//! the destination lists (by digest, in the same repository), never anything outside the
+//! destination's registry and prefix; an index goes with its images, and the cosign
+//! signatures and attestations of what it deletes go with them. `--dry-run` prints the plan,
+//! deletes nothing and keeps the records as they were.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::io::Read as _;
 
 use crate::image::copy::{CopyError, Endpoint, Engine, Source};
-use crate::image::layer::LayerBuilder;
+use crate::image::layer::{LayerBuilder, Owner};
 use crate::image::model::{self, Artifact, ImageBuilder};
 use crate::image::reference::Reference;
 use crate::image::registry::RegistryError;
+use crate::image::sign::store::{self, Attachment};
 
 use super::plan::Destination;
 
 /// The repository (under the destination's prefix) the records live in.
 pub const METADATA_REPOSITORY: &str = "olm-mirror-metadata";
-/// The manifest annotation holding a record's images (a JSON array of references).
+/// The file in a record's layer that lists its images.
+pub const RECORD_FILE: &str = "images.json";
+/// The manifest annotation older records held their images in (still read).
 pub const ANNOTATION_IMAGES: &str = "io.olm.mirror.images";
+/// The largest record read, unpacked: about 400,000 references.
+const RECORD_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PruneError {
@@ -50,6 +60,18 @@ pub struct Pruned {
     pub dry_run: bool,
 }
 
+/// One catalog's part of a run.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogUse {
+    /// The record's name (the catalog's name).
+    pub name: String,
+    /// Every image the catalog's selection uses in the mirror, copied now or not (and the
+    /// rebuilt bundle images): none of them is pruned.
+    pub planned: Vec<String>,
+    /// What this run copied (or found complete) in the mirror: what the record gains.
+    pub mirrored: Vec<String>,
+}
+
 /// Where the record of catalog `name` lives.
 fn record_ref(to: &Destination, name: &str) -> Reference {
     Reference::with_tag(
@@ -64,6 +86,30 @@ fn inside(to: &Destination, r: &Reference) -> bool {
     r.registry() == to.registry() && r.repository().starts_with(&to.repository(""))
 }
 
+/// The images a record's layer lists: `images.json` of the gzipped tar, read up to
+/// [`RECORD_BYTES`].
+fn unpack_record(blob: &[u8]) -> Result<Vec<String>, String> {
+    let gz = flate2::read::GzDecoder::new(blob).take(RECORD_BYTES + 1);
+    let mut archive = tar::Archive::new(gz);
+    for entry in archive.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        let path = entry.path().map_err(|e| e.to_string())?.into_owned();
+        if path.to_str().map(|p| p.trim_start_matches("./")) != Some(RECORD_FILE) {
+            continue;
+        }
+        let mut text = Vec::new();
+        (&mut entry)
+            .take(RECORD_BYTES + 1)
+            .read_to_end(&mut text)
+            .map_err(|e| e.to_string())?;
+        if text.len() as u64 > RECORD_BYTES {
+            return Err(format!("{RECORD_FILE} is larger than {RECORD_BYTES} bytes"));
+        }
+        return serde_json::from_slice(&text).map_err(|e| format!("{RECORD_FILE}: {e}"));
+    }
+    Err(format!("no {RECORD_FILE} in its layer"))
+}
+
 /// The images an earlier run recorded (none when there is no record).
 async fn read(engine: &Engine, to: &Destination, name: &str) -> Result<Vec<String>, PruneError> {
     let at = record_ref(to, name);
@@ -71,28 +117,44 @@ async fn read(engine: &Engine, to: &Destination, name: &str) -> Result<Vec<Strin
         record: at.whole(),
         message,
     };
-    let fetched = match engine
-        .manifest(Source::Endpoint(&Endpoint::Registry(at.clone())))
-        .await
-    {
+    let endpoint = Endpoint::Registry(at.clone());
+    let fetched = match engine.manifest(Source::Endpoint(&endpoint)).await {
         Ok(f) => f,
         Err(CopyError::Registry(RegistryError::NotFound { .. })) => return Ok(Vec::new()),
         Err(e) => return Err(err(e.to_string())),
     };
     let manifest =
         model::parse_manifest(&fetched.bytes, &fetched.digest).map_err(|e| err(e.to_string()))?;
-    let Some(list) = manifest.annotations.get(ANNOTATION_IMAGES) else {
-        return Err(err(format!("no {ANNOTATION_IMAGES} annotation")));
+    let images: Vec<String> = match manifest.annotations.get(ANNOTATION_IMAGES) {
+        Some(list) => {
+            serde_json::from_str(list).map_err(|e| err(format!("{ANNOTATION_IMAGES}: {e}")))?
+        }
+        None => {
+            let [layer] = &manifest.layers[..] else {
+                return Err(err(format!(
+                    "{} layers, a record has one",
+                    manifest.layers.len()
+                )));
+            };
+            let pinned = Endpoint::Registry(Reference::with_digest(
+                at.registry().to_string(),
+                at.repository().to_string(),
+                fetched.digest.clone(),
+            ));
+            let blob =
+                crate::image::copy::read_small_blob(engine, Source::Endpoint(&pinned), layer)
+                    .await
+                    .map_err(|e| err(e.to_string()))?;
+            unpack_record(&blob).map_err(err)?
+        }
     };
-    let images: Vec<String> =
-        serde_json::from_str(list).map_err(|e| err(format!("{ANNOTATION_IMAGES}: {e}")))?;
     for i in &images {
         let r: Reference = i
             .parse()
-            .map_err(|e| err(format!("{ANNOTATION_IMAGES}: {i:?}: {e}")))?;
+            .map_err(|e| err(format!("{RECORD_FILE}: {i:?}: {e}")))?;
         if !inside(to, &r) {
             return Err(err(format!(
-                "{ANNOTATION_IMAGES}: {i} is not under the destination {}/{}",
+                "{RECORD_FILE}: {i} is not under the destination {}/{}",
                 to.registry(),
                 to.repository("")
             )));
@@ -110,17 +172,18 @@ async fn write(
     created: u64,
 ) -> Result<(), PruneError> {
     let at = record_ref(to, name);
-    let list = serde_json::to_string(images).unwrap_or_default();
-    // One empty layer: some registries refuse an image without any.
-    let empty = LayerBuilder::new(created)
-        .finish()
-        .map_err(|e| PruneError::Record {
-            record: at.whole(),
-            message: e.to_string(),
-        })?;
+    let fail = |message: String| PruneError::Record {
+        record: at.whole(),
+        message,
+    };
+    let list = serde_json::to_vec(images).map_err(|e| fail(e.to_string()))?;
+    let mut layer = LayerBuilder::new(created);
+    layer
+        .file(RECORD_FILE, list, 0o644, Owner::Root)
+        .map_err(|e| fail(e.to_string()))?;
+    let layer = layer.finish().map_err(|e| fail(e.to_string()))?;
     let image = ImageBuilder::new("linux", "amd64", created)
-        .layer(empty, "olm catalog mirror: the mirror's record")
-        .annotation(ANNOTATION_IMAGES, list)
+        .layer(layer, "olm catalog mirror: the mirror's record")
         .build();
     engine
         .copy(
@@ -148,7 +211,8 @@ async fn resolve(engine: &Engine, r: &Reference) -> Result<Option<String>, Regis
         .await
 }
 
-/// Deletes `r` (and, for an index, its images) unless `keep` holds it.
+/// Deletes `r` (and, for an index, its images) unless `keep` holds it, with the cosign
+/// attachments (`sha256-<hex>.sig`, `.att`, `.sbom`) of each digest deleted.
 async fn delete(
     engine: &Engine,
     r: &Reference,
@@ -165,77 +229,187 @@ async fn delete(
         digests.extend(index.manifests.iter().map(|d| d.digest.clone()));
     }
     for d in digests {
-        if !keep.contains(&(repo.to_string(), d.clone())) {
-            client.delete_manifest(repo, &d).await?;
+        if keep.contains(&(repo.to_string(), d.clone())) {
+            continue;
+        }
+        client.delete_manifest(repo, &d).await?;
+        for what in Attachment::ALL {
+            let Ok(tag) = store::attachment_tag(&d, what) else {
+                continue; // not sha256: cosign names none
+            };
+            if let Some(att) = client.head_manifest(repo, &tag).await? {
+                client.delete_manifest(repo, &att).await?;
+            }
         }
     }
     Ok(())
 }
 
-/// Records what this run mirrored of catalog `name` (`now`), and with `prune` deletes what
-/// the earlier record lists and `now` does not.
-pub async fn record_and_prune(
+/// A prune worked out: what the records held, and what goes.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Each catalog's record as read (`None`: unreadable, and without `--prune` left alone).
+    before: BTreeMap<String, Option<Vec<String>>>,
+    /// What no catalog and no other record uses: `(reference, digest)`.
+    doomed: Vec<(String, String)>,
+    /// `(repository, digest)` pairs never deleted.
+    keep: HashSet<(String, String)>,
+    prune: bool,
+}
+
+impl Plan {
+    /// What goes (or would), sorted.
+    pub fn images(&self) -> Vec<String> {
+        self.doomed.iter().map(|(i, _)| i.clone()).collect()
+    }
+}
+
+fn parse(i: &str) -> Result<Reference, PruneError> {
+    i.parse().map_err(|e| PruneError::Record {
+        record: METADATA_REPOSITORY.to_string(),
+        message: format!("{i}: {e}"),
+    })
+}
+
+/// Reads the records of the run's catalogs and, with `prune`, works out what the records
+/// list that no catalog of the run plans and no other record under the destination lists.
+/// With `prune` every error stops the prune; without, an unreadable record is a warning
+/// (a registry that refuses the metadata repository to this account, say) and is left alone.
+pub async fn plan(
     engine: &Engine,
     to: &Destination,
-    name: &str,
-    now: &[String],
+    uses: &[CatalogUse],
     prune: bool,
-    dry_run: bool,
-    created: u64,
-) -> Result<Pruned, PruneError> {
-    let before = read(engine, to, name).await?;
-    let now_set: BTreeSet<String> = now.iter().cloned().collect();
-    let mut pruned = Pruned {
-        dry_run,
+) -> Result<Plan, PruneError> {
+    let mut out = Plan {
+        prune,
         ..Default::default()
     };
-    if prune {
-        let mut keep = HashSet::new();
-        for i in &now_set {
-            let r: Reference = i.parse().map_err(|e| PruneError::Record {
-                record: record_ref(to, name).whole(),
-                message: format!("{i}: {e}"),
+    for u in uses {
+        let before = match read(engine, to, &u.name).await {
+            Ok(b) => Some(b),
+            Err(e) if !prune => {
+                tracing::warn!("{e} (not updated; only --prune needs it)");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        out.before.insert(u.name.clone(), before);
+    }
+    if !prune {
+        return Ok(out);
+    }
+    // What stays by name: every image of the run and of every other record.
+    let mut kept: BTreeSet<String> = uses
+        .iter()
+        .flat_map(|u| u.planned.iter().cloned())
+        .collect();
+    let records = record_ref(to, "x");
+    let tags = engine
+        .client(to.registry())
+        .await
+        .map_err(|e| PruneError::Record {
+            record: records.whole(),
+            message: e.to_string(),
+        })?
+        .list_tags(records.repository())
+        .await
+        .map_err(|e| PruneError::Record {
+            record: format!("{}/{}", to.registry(), records.repository()),
+            message: e.to_string(),
+        })?;
+    for other in tags
+        .iter()
+        .filter(|t| !t.starts_with("sha256-") && !out.before.contains_key(*t))
+    {
+        kept.extend(read(engine, to, other).await?);
+    }
+    for i in &kept {
+        let r = parse(i)?;
+        let digest = resolve(engine, &r)
+            .await
+            .map_err(|error| PruneError::Delete {
+                image: i.clone(),
+                error: Box::new(error),
             })?;
-            if let Ok(Some(d)) = resolve(engine, &r).await {
-                keep.insert((r.repository().to_string(), d));
-            }
+        if let Some(d) = digest {
+            out.keep.insert((r.repository().to_string(), d));
         }
-        for i in before.iter().filter(|i| !now_set.contains(*i)) {
-            let Ok(r) = i.parse::<Reference>() else {
-                continue; // refused when read
-            };
-            let digest = resolve(engine, &r)
-                .await
-                .map_err(|error| PruneError::Delete {
-                    image: i.clone(),
-                    error: Box::new(error),
-                })?;
-            let Some(digest) = digest else { continue };
-            if keep.contains(&(r.repository().to_string(), digest.clone())) {
-                continue;
-            }
-            if !dry_run {
-                delete(engine, &r, &digest, &keep)
-                    .await
-                    .map_err(|error| PruneError::Delete {
-                        image: i.clone(),
-                        error: Box::new(error),
-                    })?;
-            }
-            pruned.images.push(i.clone());
+    }
+    let listed: BTreeSet<String> = out
+        .before
+        .values()
+        .flatten()
+        .flatten()
+        .filter(|i| !kept.contains(*i))
+        .cloned()
+        .collect();
+    for i in listed {
+        let r = parse(&i)?;
+        let digest = resolve(engine, &r)
+            .await
+            .map_err(|error| PruneError::Delete {
+                image: i.clone(),
+                error: Box::new(error),
+            })?;
+        let Some(digest) = digest else { continue };
+        if !out
+            .keep
+            .contains(&(r.repository().to_string(), digest.clone()))
+        {
+            out.doomed.push((i, digest));
         }
-        pruned.images.sort();
     }
-    if dry_run {
-        return Ok(pruned);
+    Ok(out)
+}
+
+/// Deletes what `plan` found unused; the images deleted.
+pub async fn apply(engine: &Engine, plan: &Plan) -> Result<Vec<String>, PruneError> {
+    for (i, digest) in &plan.doomed {
+        let r = parse(i)?;
+        delete(engine, &r, digest, &plan.keep)
+            .await
+            .map_err(|error| PruneError::Delete {
+                image: i.clone(),
+                error: Box::new(error),
+            })?;
     }
-    let record: BTreeSet<String> = if prune {
-        now_set
-    } else {
-        before.into_iter().chain(now_set).collect()
-    };
-    write(engine, to, name, &record, created).await?;
-    Ok(pruned)
+    Ok(plan.images())
+}
+
+/// Writes each catalog's record: with `--prune` what the run copied and, of what the record
+/// held, what the selection still plans (an image that failed this time is still there);
+/// without, the record grows. Without `--prune` a record that cannot be written is a
+/// warning.
+pub async fn write_records(
+    engine: &Engine,
+    to: &Destination,
+    plan: &Plan,
+    uses: &[CatalogUse],
+    created: u64,
+) -> Result<(), PruneError> {
+    for u in uses {
+        let Some(Some(before)) = plan.before.get(&u.name) else {
+            continue; // unreadable: left as it is
+        };
+        let planned: HashSet<&String> = u.planned.iter().collect();
+        let record: BTreeSet<String> = if plan.prune {
+            before
+                .iter()
+                .filter(|i| planned.contains(i))
+                .chain(&u.mirrored)
+                .cloned()
+                .collect()
+        } else {
+            before.iter().chain(&u.mirrored).cloned().collect()
+        };
+        match write(engine, to, &u.name, &record, created).await {
+            Ok(()) => {}
+            Err(e) if !plan.prune => tracing::warn!("{e} (only --prune needs it)"),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,12 +13,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::bundle::image::{BundleImageError, build_bundle_image};
+use futures::StreamExt as _;
+
+use crate::bundle::image::{BundleImageError, build_bundle_image_over};
 use crate::catalog::declcfg::DeclarativeConfig;
 use crate::image::copy::{CopyError, Endpoint, Engine, Source};
 use crate::image::model::Artifact;
 use crate::image::reference::Reference;
-use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, TransferError};
 
 use super::plan::Planned;
@@ -127,7 +128,18 @@ fn rewrite_tree(dir: &Path, moved: &[(&str, &str)], bundle: &str) -> Result<usiz
         if kind.is_dir() {
             changed += rewrite_tree(&path, moved, bundle)?;
         } else if kind.is_file() {
-            let bytes = std::fs::read(&path).map_err(|err| io(&path, err))?;
+            let bytes = crate::image::limits::read_file(
+                &path,
+                "a bundle manifest file",
+                crate::bundle::load::MAX_MANIFEST_FILE,
+            )
+            .map_err(|err| {
+                let err = match err {
+                    crate::image::limits::ReadFileError::Io(e) => e,
+                    other => std::io::Error::other(other.to_string()),
+                };
+                io(&path, err)
+            })?;
             // Only text can name an image.
             let Ok(text) = String::from_utf8(bytes) else {
                 continue;
@@ -146,7 +158,6 @@ fn rewrite_tree(dir: &Path, moved: &[(&str, &str)], bundle: &str) -> Result<usiz
 /// the catalog at it. Returns the images built, for signing.
 pub async fn rewrite_bundles(
     engine: &Engine,
-    opts: &RegistryOptions,
     cfg: &mut DeclarativeConfig,
     planned: &[Planned],
 ) -> Result<Vec<Rebuilt>, RewriteError> {
@@ -162,51 +173,32 @@ pub async fn rewrite_bundles(
         planned.iter().map(|p| (p.dest.whole(), &p.dest)).collect();
     let created =
         crate::reproducible::source_date_epoch().map_err(|e| RewriteError::Epoch(e.to_string()))?;
+    let moved = &moved;
+    let mirrored = &mirrored;
+    // A few bundles at a time through the run's engine; the catalog is changed after, in
+    // its own order.
+    let at_once = engine.options().concurrency.max(1);
+    let todo = cfg
+        .bundles
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| mirrored.get(&b.image).map(|at| (i, b, *at)));
+    let mut done: Vec<(usize, String)> = futures::stream::iter(todo)
+        .map(|(i, b, at)| async move {
+            rebuild_one(engine, &b.name, &b.image, at, moved, created)
+                .await
+                .map(|pinned| pinned.map(|p| (i, p)))
+        })
+        .buffer_unordered(at_once)
+        .filter_map(|r| async move { r.transpose() })
+        .collect::<Vec<Result<_, _>>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+    done.sort();
     let mut rebuilt = Vec::new();
-    for b in &mut cfg.bundles {
-        let Some(at) = mirrored.get(&b.image) else {
-            continue;
-        };
-        let scratch = tempfile::tempdir().map_err(|error| RewriteError::Io {
-            bundle: b.name.clone(),
-            path: "a temporary directory".into(),
-            error,
-        })?;
-        transfer::pull_to_dir(&b.image, scratch.path(), opts)
-            .await
-            .map_err(|error| RewriteError::Pull {
-                bundle: b.name.clone(),
-                image: b.image.clone(),
-                error: Box::new(error),
-            })?;
-        let manifests = scratch.path().join("manifests");
-        if !manifests.is_dir() || rewrite_tree(&manifests, &moved, &b.name)? == 0 {
-            continue;
-        }
-        let image =
-            build_bundle_image(scratch.path(), created).map_err(|error| RewriteError::Build {
-                bundle: b.name.clone(),
-                error: Box::new(error),
-            })?;
-        let dest = Reference::with_digest(
-            at.registry().to_string(),
-            at.repository().to_string(),
-            image.digest.clone(),
-        )
-        .tagged(digest_tag(&image.digest));
-        let pushed = engine
-            .copy(
-                Source::Built(&Artifact::Image(image)),
-                &Endpoint::Registry(dest.clone()),
-                None,
-            )
-            .await
-            .map_err(|error| RewriteError::Push {
-                bundle: b.name.clone(),
-                dest: dest.whole(),
-                error: Box::new(error),
-            })?;
-        let pinned = pushed.pinned;
+    for (i, pinned) in done {
+        let b = &mut cfg.bundles[i];
         for r in &mut b.related_images {
             if r.image == b.image {
                 r.image = pinned.clone();
@@ -219,6 +211,62 @@ pub async fn rewrite_bundles(
         });
     }
     Ok(rebuilt)
+}
+
+/// Pulls bundle `name` (`image`, mirrored at `at`), rewrites its manifests and pushes the
+/// rebuilt image beside the mirrored copy; its pinned reference, or `None` when no file
+/// names a mirrored image.
+async fn rebuild_one(
+    engine: &Engine,
+    name: &str,
+    image: &str,
+    at: &Reference,
+    moved: &[(&str, &str)],
+    created: u64,
+) -> Result<Option<String>, RewriteError> {
+    let scratch = tempfile::tempdir().map_err(|error| RewriteError::Io {
+        bundle: name.to_string(),
+        path: "a temporary directory".into(),
+        error,
+    })?;
+    let pulled = transfer::pull_to_dir_with(engine, image, None, scratch.path())
+        .await
+        .map_err(|error| RewriteError::Pull {
+            bundle: name.to_string(),
+            image: image.to_string(),
+            error: Box::new(error),
+        })?;
+    let manifests = scratch.path().join("manifests");
+    if !manifests.is_dir() || rewrite_tree(&manifests, moved, name)? == 0 {
+        return Ok(None);
+    }
+    // The original's labels stay (a vendor's, a build's), the annotations laid over them.
+    let labels = pulled.config.config.labels;
+    let built = build_bundle_image_over(scratch.path(), created, labels).map_err(|error| {
+        RewriteError::Build {
+            bundle: name.to_string(),
+            error: Box::new(error),
+        }
+    })?;
+    let dest = Reference::with_digest(
+        at.registry().to_string(),
+        at.repository().to_string(),
+        built.digest.clone(),
+    )
+    .tagged(digest_tag(&built.digest));
+    let pushed = engine
+        .copy(
+            Source::Built(&Artifact::Image(built)),
+            &Endpoint::Registry(dest.clone()),
+            None,
+        )
+        .await
+        .map_err(|error| RewriteError::Push {
+            bundle: name.to_string(),
+            dest: dest.whole(),
+            error: Box::new(error),
+        })?;
+    Ok(Some(pushed.pinned))
 }
 
 #[cfg(test)]
@@ -237,6 +285,21 @@ mod tests {
             "image: m.local/x/a/op:v1\n  value: \"m.local/x/a/op@sha256:ab\"\nother: quay.io/a/op:v1.2 xquay.io/a/op:v1\ncontainerImage: m.local/x/a/op:v1"
         );
         assert_eq!(replace_references("image: other/op:v1\n", &moved), None);
+    }
+
+    #[test]
+    fn a_bundle_file_past_the_bound_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("huge.yaml");
+        // Sparse: no disk used.
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(crate::bundle::load::MAX_MANIFEST_FILE + 1)
+            .unwrap();
+        let err = rewrite_tree(dir.path(), &[("q.io/a/op:v1", "m.io/p/a/op:v1")], "b")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("huge.yaml"), "{err}");
     }
 
     #[test]

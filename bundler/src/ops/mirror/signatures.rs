@@ -8,6 +8,8 @@
 //! keeps all images in one layout named by reference, so there it is named
 //! `<registry/repository>:sha256-<hex>.sig`.
 
+use std::collections::{HashMap, HashSet};
+
 use futures::StreamExt as _;
 
 use crate::image::copy::{Endpoint, Engine, Source};
@@ -84,8 +86,18 @@ fn attachment_at(at: &Endpoint, p: &Planned, tag: &str) -> Endpoint {
     }
 }
 
-/// The digests whose attachments go with an image: its own, and an index's images'.
-async fn digests(engine: &Engine, from: &Endpoint) -> Result<Vec<String>, SignError> {
+/// The digests whose attachments go with an image: its own, and an index's images'. What the
+/// copy learned (`(digest, media type)`) saves asking the source again for all but an index.
+async fn digests(
+    engine: &Engine,
+    from: &Endpoint,
+    learned: Option<&(String, String)>,
+) -> Result<Vec<String>, SignError> {
+    if let Some((digest, media_type)) = learned
+        && !model::is_index(media_type)
+    {
+        return Ok(vec![digest.clone()]);
+    }
     let top = engine.manifest(Source::Endpoint(from)).await?;
     let mut out = vec![top.digest.clone()];
     if model::is_index(&top.media_type) {
@@ -104,29 +116,82 @@ fn failure(p: &Planned, reason: String) -> Failure {
     }
 }
 
-/// Verifies every image at its source with the policy's key; the ones that do not verify.
+/// What [`verify_all`] found: the digest each image verified at (`written -> digest`), for
+/// the copy to take exactly that (a tag may move meanwhile), and the ones that do not verify.
+#[derive(Debug, Default)]
+pub struct Verified {
+    pub digests: HashMap<String, String>,
+    pub failures: Vec<Failure>,
+}
+
+/// Verifies every image at its source with the policy's key.
 pub async fn verify_all(
     engine: &Engine,
     policy: &SignaturePolicy,
     pairs: &[(Endpoint, Endpoint, &Planned)],
-) -> Vec<Failure> {
+) -> Verified {
     let Some(key) = &policy.verify_key else {
-        return Vec::new();
+        return Verified::default();
     };
     let at_once = engine.options().concurrency.max(1);
-    futures::stream::iter(pairs.iter())
+    let results: Vec<(&Planned, Result<String, SignError>)> = futures::stream::iter(pairs.iter())
         .map(|(from, _, p)| async move {
             let checked = async {
                 let digest = engine.manifest(Source::Endpoint(from)).await?.digest;
                 let tag = store::attachment_tag(&digest, Attachment::Signature)?;
                 let at = attachment_at(from, p, &tag);
-                trust::verify_attached(engine, &at, &p.written, &digest, key, None).await
+                trust::verify_attached(engine, &at, &p.written, &digest, key, None).await?;
+                Ok::<_, SignError>(digest)
             }
             .await;
-            checked.err().map(|e| failure(p, e.to_string()))
+            (*p, checked)
         })
         .buffer_unordered(at_once)
-        .filter_map(|f| async move { f })
+        .collect()
+        .await;
+    let mut out = Verified::default();
+    for (p, r) in results {
+        match r {
+            Ok(d) => {
+                out.digests.insert(p.written.clone(), d);
+            }
+            Err(e) => out.failures.push(failure(p, e.to_string())),
+        }
+    }
+    out
+}
+
+/// The tags of each source repository, one `tags/list` per repository instead of a GET per
+/// attachment of every digest; `None` where the registry will not list (then each
+/// attachment is asked for).
+async fn source_tags<'a>(
+    engine: &Engine,
+    sources: impl Iterator<Item = &'a Endpoint>,
+) -> HashMap<(String, String), Option<HashSet<String>>> {
+    let repos: HashSet<(String, String)> = sources
+        .filter_map(|e| match e {
+            Endpoint::Registry(r) => Some((r.registry().to_string(), r.repository().to_string())),
+            _ => None,
+        })
+        .collect();
+    let at_once = engine.options().concurrency.max(1);
+    futures::stream::iter(repos)
+        .map(|(registry, repo)| async move {
+            let listed = async {
+                let client = engine.client(&registry).await?;
+                client.list_tags(&repo).await
+            }
+            .await;
+            let tags = match listed {
+                Ok(t) => Some(t.into_iter().collect()),
+                Err(e) => {
+                    tracing::debug!("{registry}/{repo}: tags not listed ({e}); each asked for");
+                    None
+                }
+            };
+            ((registry, repo), tags)
+        })
+        .buffer_unordered(at_once)
         .collect()
         .await
 }
@@ -138,21 +203,31 @@ pub async fn copy_attachments(
     policy: &SignaturePolicy,
     pairs: &[(Endpoint, Endpoint, &Planned)],
     failed: &[Failure],
+    learned: &HashMap<String, (String, String)>,
 ) -> Vec<Failure> {
     if policy.remove {
         return Vec::new();
     }
     let at_once = engine.options().concurrency.max(1);
-    let todo = pairs
+    let todo: Vec<_> = pairs
         .iter()
-        .filter(|(_, _, p)| !failed.iter().any(|f| f.image == p.written));
+        .filter(|(_, _, p)| !failed.iter().any(|f| f.image == p.written))
+        .collect();
+    let listed = &source_tags(engine, todo.iter().map(|(from, _, _)| from)).await;
     futures::stream::iter(todo)
         .map(|(from, to, p)| async move {
             let copied = async {
                 let mut n = 0;
-                for digest in digests(engine, from).await? {
+                for digest in digests(engine, from, learned.get(&p.written)).await? {
                     for what in Attachment::ALL {
                         let tag = store::attachment_tag(&digest, what)?;
+                        if let Endpoint::Registry(r) = from
+                            && let Some(Some(tags)) =
+                                listed.get(&(r.registry().to_string(), r.repository().to_string()))
+                            && !tags.contains(&tag)
+                        {
+                            continue; // the repository has no such tag: nothing to copy
+                        }
                         let src = attachment_at(from, p, &tag);
                         match engine
                             .copy(Source::Endpoint(&src), &attachment_at(to, p, &tag), None)
