@@ -474,6 +474,125 @@ fn attestations_verify_independently() {
     assert!(err.contains("not https://cyclonedx.org/bom"), "{err}");
 }
 
+/// Rewrites the layout's `tag` manifest with `edit`, storing the new manifest (blobs it names
+/// need not exist), as a tamperer with write access would.
+fn rewrite_manifest(layout: &Path, tag: &str, edit: impl Fn(&mut serde_json::Value)) {
+    let index_path = layout.join("index.json");
+    let mut index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&index_path).unwrap()).unwrap();
+    let entry = index["manifests"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == tag)
+        .unwrap();
+    let blob = |d: &str| layout.join("blobs/sha256").join(&d[7..]);
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(blob(entry["digest"].as_str().unwrap())).unwrap())
+            .unwrap();
+    edit(&mut manifest);
+    let bytes = serde_json::to_vec(&manifest).unwrap();
+    use sha2::Digest as _;
+    let d = format!("sha256:{}", hex::encode(sha2::Sha256::digest(&bytes)));
+    std::fs::write(blob(&d), &bytes).unwrap();
+    entry["digest"] = d.into();
+    entry["size"] = bytes.len().into();
+    std::fs::write(&index_path, serde_json::to_vec(&index).unwrap()).unwrap();
+}
+
+#[test]
+fn attachment_layers_are_bounded_by_their_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "cosign");
+    let layout = dir.path().join("lay");
+    let image = format!("oci:{}:v1", layout.display());
+    let digest = build("/bin/true", &image, false);
+
+    // An SBOM attestation past the 8 MiB a config may have is written and verifies: what
+    // `attest` accepts, `verify-attestation` reads.
+    let predicate = dir.path().join("big.spdx.json");
+    let names: Vec<String> = (0..200_000)
+        .map(|i| format!("{{\"name\":\"package-number-{i:08}\",\"SPDXID\":\"SPDXRef-{i}\"}}"))
+        .collect();
+    let doc = format!(
+        r#"{{"spdxVersion":"SPDX-2.3","packages":[{}]}}"#,
+        names.join(",")
+    );
+    assert!(doc.len() > 8 << 20, "{}", doc.len());
+    std::fs::write(&predicate, doc).unwrap();
+    let p = predicate.display().to_string();
+    ok(olm(&[
+        "image",
+        "attest",
+        &image,
+        "--key",
+        &key,
+        "--predicate",
+        &p,
+        "--type",
+        "spdxjson",
+    ]));
+    ok(olm(&[
+        "image",
+        "verify-attestation",
+        &image,
+        "--key",
+        &public,
+        "--type",
+        "spdxjson",
+    ]));
+    // A predicate whose envelope could not fit one layer is refused before anything is made.
+    let huge = dir.path().join("huge.json");
+    std::fs::write(&huge, vec![b' '; 25 << 20]).unwrap();
+    let err = refused(olm(&[
+        "image",
+        "attest",
+        &image,
+        "--key",
+        &key,
+        "--predicate",
+        &huge.display().to_string(),
+    ]));
+    assert!(err.contains("limit for a predicate"), "{err}");
+
+    // A signature layer is a few hundred bytes: one of 100 KiB is refused by its size in the
+    // manifest, not read (a config's 8 MiB is no bound for it).
+    ok(olm(&["image", "sign", &image, "--key", &key]));
+    let sig = format!("sha256-{}.sig", &digest[7..]);
+    tamper(&layout, &sig, |payload, _| {
+        payload.extend(std::iter::repeat_n(b' ', 100 << 10))
+    });
+    let err = refused(olm(&["image", "verify", &image, "--key", &public]));
+    assert!(
+        err.contains("a signature layer") && err.contains("64 KiB"),
+        "{err}"
+    );
+
+    // Layers each under the limit but together past it are refused from the manifest alone,
+    // before any is fetched (the blobs named here do not exist).
+    let att = format!("sha256-{}.att", &digest[7..]);
+    rewrite_manifest(&layout, &att, |m| {
+        let first = m["layers"][0].clone();
+        let layers: Vec<serde_json::Value> = (0..5)
+            .map(|i| {
+                let mut l = first.clone();
+                l["size"] = (60u64 << 20).into();
+                l["digest"] = format!("sha256:{:064x}", i).into();
+                l
+            })
+            .collect();
+        m["layers"] = layers.into();
+    });
+    let err = refused(olm(&[
+        "image",
+        "verify-attestation",
+        &image,
+        "--key",
+        &public,
+    ]));
+    assert!(err.contains("layers together"), "{err}");
+}
+
 #[test]
 fn deploy_generate_writes_the_signature_policy() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::atomic_write;
 use crate::image::copy::{Endpoint, Engine};
+use crate::image::limits;
 use crate::image::reference::{ImageRef, RefError};
 use crate::image::registry::RegistryOptions;
 use crate::image::sign::SignError;
@@ -163,25 +164,37 @@ pub async fn verify(
     Ok(out)
 }
 
-/// Reads a predicate file: JSON, at most 64 MiB.
+/// The largest predicate file read: its statement, in base64 inside the DSSE envelope (a third
+/// more) and with room for JSON escaping, still fits one attestation layer
+/// ([`limits::ATTESTATION_LAYER_BYTES`]); a predicate that does not is refused when attested.
+pub const MAX_PREDICATE: u64 = limits::ATTESTATION_LAYER_BYTES * 3 / 8;
+
+/// Reads a predicate file: JSON, at most [`MAX_PREDICATE`] bytes.
 pub fn read_predicate(path: &Path) -> Result<serde_json::Value, TrustError> {
     let bad = |detail: String| TrustError::Predicate {
         path: path.to_path_buf(),
         detail,
     };
-    let size = std::fs::metadata(path)
-        .map_err(|source| TrustError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .len();
-    if size > crate::image::sign::store::MAX_LAYER / 2 {
-        return Err(bad(format!("{size} bytes is too large for a predicate")));
-    }
-    let text = std::fs::read(path).map_err(|source| TrustError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = match limits::read_file(path, "a predicate", MAX_PREDICATE) {
+        Ok(t) => t,
+        Err(limits::ReadFileError::Io(source)) => {
+            return Err(TrustError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+        Err(limits::ReadFileError::TooLarge(e)) => {
+            let size = match e {
+                crate::image::model::ModelError::TooLarge { size, .. } => size,
+                _ => MAX_PREDICATE + 1,
+            };
+            return Err(bad(format!(
+                "{} is over the {} limit for a predicate",
+                limits::size_text(size),
+                limits::limit_text(MAX_PREDICATE)
+            )));
+        }
+    };
     serde_json::from_slice(&text).map_err(|e| bad(format!("not JSON: {e}")))
 }
 

@@ -79,6 +79,7 @@ async fn sign_digest(
     let added = store::append(
         engine,
         &store::beside(subject, &tag),
+        Attachment::Signature,
         Layer::new(MEDIA_TYPE_SIMPLE_SIGNING, body, annotations),
     )
     .await?;
@@ -221,7 +222,7 @@ pub async fn verify_attached(
     identity: Option<&str>,
 ) -> Result<VerifiedImage, SignError> {
     let reference = reference.to_string();
-    let Some(layers) = store::read(engine, at).await? else {
+    let Some(layers) = store::read(engine, at, Attachment::Signature).await? else {
         return Err(SignError::NoSignatures {
             reference,
             tag: at.to_string(),
@@ -286,6 +287,7 @@ pub async fn attest(
     let added = store::append(
         engine,
         &store::beside(subject, &tag),
+        Attachment::Attestation,
         Layer::new(MEDIA_TYPE_DSSE, envelope, annotations),
     )
     .await?;
@@ -367,7 +369,13 @@ pub async fn verify_attestations(
     let (digest, _, _) = current(engine, subject).await?;
     let reference = format!("{subject}@{digest}");
     let tag = store::attachment_tag(&digest, Attachment::Attestation)?;
-    let Some(layers) = store::read(engine, &store::beside(subject, &tag)).await? else {
+    let Some(layers) = store::read(
+        engine,
+        &store::beside(subject, &tag),
+        Attachment::Attestation,
+    )
+    .await?
+    else {
         return Err(SignError::NoAttestations { reference, tag });
     };
     let hex = digest_hex(&digest).unwrap_or_default();
