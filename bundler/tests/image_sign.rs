@@ -141,7 +141,14 @@ fn key_files_are_cosigns_both_ways() {
     let layout = dir.path().join("lay");
     let image = format!("oci:{}:v1", layout.display());
     let digest = build("/bin/true", &image, false);
-    let identity = layout.display().to_string();
+    // A layout has no repository: signing one without --identity is refused, not signed for
+    // its directory path.
+    let err = refused(olm(&["image", "sign", &image, "--key", &key]));
+    assert!(
+        err.contains("an OCI layout has no repository: pass --identity REPO"),
+        "{err}"
+    );
+    let identity = "quay.io/org/app".to_string();
     for label in [
         "ENCRYPTED SIGSTORE PRIVATE KEY",
         "ENCRYPTED COSIGN PRIVATE KEY",
@@ -152,7 +159,15 @@ fn key_files_are_cosigns_both_ways() {
         let k = kdir.path().display().to_string();
         checked(py, &["make-key", &k, PASSWORD, label]);
         let (kp, kpub) = (format!("{k}/key.pem"), format!("{k}/key.pub"));
-        ok(olm(&["image", "sign", &image, "--key", &kp]));
+        ok(olm(&[
+            "image",
+            "sign",
+            &image,
+            "--key",
+            &kp,
+            "--identity",
+            &identity,
+        ]));
         ok(olm(&["image", "verify", &image, "--key", &kpub]));
         checked(
             py,
@@ -433,6 +448,8 @@ fn attestations_verify_independently() {
         &p,
         "--type",
         "spdxjson",
+        "--identity",
+        "quay.io/org/app",
     ]));
     let out = ok(olm(&[
         "image",
@@ -531,6 +548,8 @@ fn attachment_layers_are_bounded_by_their_kind() {
         &p,
         "--type",
         "spdxjson",
+        "--identity",
+        "quay.io/org/app",
     ]));
     ok(olm(&[
         "image",
@@ -557,7 +576,15 @@ fn attachment_layers_are_bounded_by_their_kind() {
 
     // A signature layer is a few hundred bytes: one of 100 KiB is refused by its size in the
     // manifest, not read (a config's 8 MiB is no bound for it).
-    ok(olm(&["image", "sign", &image, "--key", &key]));
+    ok(olm(&[
+        "image",
+        "sign",
+        &image,
+        "--key",
+        &key,
+        "--identity",
+        "quay.io/org/app",
+    ]));
     let sig = format!("sha256-{}.sig", &digest[7..]);
     tamper(&layout, &sig, |payload, _| {
         payload.extend(std::iter::repeat_n(b' ', 100 << 10))

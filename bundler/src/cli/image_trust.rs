@@ -68,7 +68,7 @@ pub struct SignArgs {
     /// Also sign each platform's image of a multi-platform image.
     #[arg(long)]
     pub recursive: bool,
-    /// The repository the signature names [default: the image's own; a layout's directory].
+    /// The repository the signature names [default: the image's own; required for a layout].
     #[arg(long, value_name = "REPO")]
     pub identity: Option<String>,
     #[arg(short = 'o', long, value_enum, default_value = "text")]
@@ -111,6 +111,10 @@ pub struct AttestArgs {
     /// spdxjson, cyclonedx, custom, slsaprovenance, openvex, vuln, link, or a predicate URI.
     #[arg(long = "type", value_name = "TYPE", default_value = "custom")]
     pub kind: String,
+    /// The repository the statement's subject names [default: the image's own; required for
+    /// a layout].
+    #[arg(long, value_name = "REPO")]
+    pub identity: Option<String>,
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: Format,
     #[command(flatten)]
@@ -209,6 +213,7 @@ async fn attest(a: AttestArgs) -> anyhow::Result<ExitCode> {
         &key,
         &a.kind,
         &a.predicate,
+        a.identity.as_deref(),
         &a.registry.options()?,
     )
     .await?;

@@ -205,6 +205,7 @@ pub async fn attest(
     key: &PrivateKey,
     kind: &str,
     predicate_file: &Path,
+    identity: Option<&str>,
     registry: &RegistryOptions,
 ) -> Result<Vec<Attested>, TrustError> {
     let predicate = read_predicate(predicate_file)?;
@@ -212,7 +213,17 @@ pub async fn attest(
     let engine = Engine::new(registry);
     let mut out = Vec::new();
     for e in endpoints(refs)? {
-        out.push(trust::attest(&engine, &e, key, &predicate_type, predicate.clone(), None).await?);
+        out.push(
+            trust::attest(
+                &engine,
+                &e,
+                key,
+                &predicate_type,
+                predicate.clone(),
+                identity,
+            )
+            .await?,
+        );
     }
     engine.finish();
     Ok(out)

@@ -21,15 +21,18 @@ use crate::image::digest_hex;
 use crate::image::model;
 
 /// The repository a signature names for `subject`: `registry/repository` as
-/// go-containerregistry spells it (Docker Hub is `index.docker.io`), or for a layout, its
-/// directory unless the caller names the repository the image is meant for.
-pub fn identity_of(subject: &Endpoint) -> String {
+/// go-containerregistry spells it (Docker Hub is `index.docker.io`). A layout has no
+/// repository: the caller names the one the image is meant for (`--identity`), since a
+/// directory path would be a signature no verifier of the published image accepts.
+pub fn identity_of(subject: &Endpoint) -> Result<String, SignError> {
     match subject {
         Endpoint::Registry(r) if r.registry() == "docker.io" => {
-            format!("index.docker.io/{}", r.repository())
+            Ok(format!("index.docker.io/{}", r.repository()))
         }
-        Endpoint::Registry(r) => r.name(),
-        Endpoint::Layout { layout, .. } => layout.dir().display().to_string(),
+        Endpoint::Registry(r) => Ok(r.name()),
+        Endpoint::Layout { .. } => Err(SignError::Payload {
+            detail: format!("{subject}: an OCI layout has no repository: pass --identity REPO"),
+        }),
     }
 }
 
@@ -97,10 +100,10 @@ pub async fn sign(
     subject: &Endpoint,
     opts: &SignOptions<'_>,
 ) -> Result<Vec<Signed>, SignError> {
-    let identity = opts
-        .identity
-        .clone()
-        .unwrap_or_else(|| identity_of(subject));
+    let identity = match &opts.identity {
+        Some(i) => i.clone(),
+        None => identity_of(subject)?,
+    };
     let (digest, bytes, media_type) = current(engine, subject).await?;
     let mut out = vec![sign_digest(engine, subject, &digest, &identity, opts).await?];
     if opts.recursive && model::is_index(&media_type) {
@@ -271,8 +274,11 @@ pub async fn attest(
     predicate: Value,
     identity: Option<&str>,
 ) -> Result<Attested, SignError> {
+    let repository = match identity {
+        Some(i) => i.to_string(),
+        None => identity_of(subject)?,
+    };
     let (digest, _, _) = current(engine, subject).await?;
-    let repository = identity.map_or_else(|| identity_of(subject), str::to_string);
     let hex = digest_hex(&digest).unwrap_or_default();
     let statement = payload::statement(&repository, hex, predicate_type, predicate);
     let signature = key.sign(&payload::pae(payload::IN_TOTO_PAYLOAD_TYPE, &statement));
