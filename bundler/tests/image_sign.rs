@@ -621,6 +621,60 @@ fn attachment_layers_are_bounded_by_their_kind() {
 }
 
 #[test]
+fn custom_attestations_wrap_any_text_as_cosign_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "cosign");
+    let layout = dir.path().join("lay");
+    let image = format!("oci:{}:v1", layout.display());
+    let digest = build("/bin/true", &image, false);
+    let note = dir.path().join("note.txt");
+    std::fs::write(&note, "reviewed by <qa>\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(["image", "attest", &image, "--key", &key, "--predicate"])
+        .arg(&note)
+        .args(["--identity", "quay.io/org/app"])
+        .env("COSIGN_PASSWORD", PASSWORD)
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .unwrap();
+    ok(out);
+    ok(olm(&[
+        "image",
+        "verify-attestation",
+        &image,
+        "--key",
+        &public,
+        "--type",
+        "custom",
+    ]));
+    // The statement in the envelope, byte for byte.
+    let att = format!("sha256-{}.att", &digest[7..]);
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(layout.join("index.json")).unwrap()).unwrap();
+    let entry = index["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == att.as_str())
+        .unwrap();
+    let blob = |d: &serde_json::Value| {
+        std::fs::read(layout.join("blobs/sha256").join(&d.as_str().unwrap()[7..])).unwrap()
+    };
+    let manifest: serde_json::Value = serde_json::from_slice(&blob(&entry["digest"])).unwrap();
+    let envelope: serde_json::Value =
+        serde_json::from_slice(&blob(&manifest["layers"][0]["digest"])).unwrap();
+    let statement = base64_decode(envelope["payload"].as_str().unwrap());
+    assert_eq!(
+        String::from_utf8(statement).unwrap(),
+        format!(
+            r#"{{"_type":"https://in-toto.io/Statement/v0.1","predicateType":"https://cosign.sigstore.dev/attestation/v1","subject":[{{"name":"{}","digest":{{"sha256":"{}"}}}}],"predicate":{{"Data":"reviewed by \u003cqa\u003e\n","Timestamp":"2023-11-14T22:13:20Z"}}}}"#,
+            "quay.io/org/app",
+            &digest[7..]
+        )
+    );
+}
+
+#[test]
 fn deploy_generate_writes_the_signature_policy() {
     let dir = tempfile::tempdir().unwrap();
     let (_, public) = keypair(dir.path(), "cosign");

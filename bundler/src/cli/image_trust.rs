@@ -105,7 +105,8 @@ pub struct AttestArgs {
     pub images: Vec<String>,
     #[arg(long, value_name = "FILE")]
     pub key: PathBuf,
-    /// The predicate: a JSON file (an SPDX or CycloneDX SBOM, or any JSON for a URI type).
+    /// The predicate file: any text for custom (wrapped as {"Data","Timestamp"}) and spdx
+    /// (tag-value), a JSON document for the other names, a JSON object for a URI type.
     #[arg(long, value_name = "FILE")]
     pub predicate: PathBuf,
     /// spdxjson, cyclonedx, custom, slsaprovenance, openvex, vuln, link, or a predicate URI.

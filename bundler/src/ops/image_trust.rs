@@ -169,8 +169,10 @@ pub async fn verify(
 /// ([`limits::ATTESTATION_LAYER_BYTES`]); a predicate that does not is refused when attested.
 pub const MAX_PREDICATE: u64 = limits::ATTESTATION_LAYER_BYTES * 3 / 8;
 
-/// Reads a predicate file: JSON, at most [`MAX_PREDICATE`] bytes.
-pub fn read_predicate(path: &Path) -> Result<serde_json::Value, TrustError> {
+/// Reads a predicate file of `kind` (cosign's `--type`), at most [`MAX_PREDICATE`] bytes, and
+/// makes the predicate cosign makes of it ([`payload::predicate`]; a `custom` predicate is
+/// stamped with `SOURCE_DATE_EPOCH`, so the same inputs give the same attestation).
+pub fn read_predicate(path: &Path, kind: &str) -> Result<serde_json::Value, TrustError> {
     let bad = |detail: String| TrustError::Predicate {
         path: path.to_path_buf(),
         detail,
@@ -195,7 +197,11 @@ pub fn read_predicate(path: &Path) -> Result<serde_json::Value, TrustError> {
             )));
         }
     };
-    serde_json::from_slice(&text).map_err(|e| bad(format!("not JSON: {e}")))
+    let epoch = crate::reproducible::source_date_epoch().map_err(|e| bad(e.to_string()))?;
+    payload::predicate(kind, &text, &crate::reproducible::rfc3339(epoch)).map_err(|e| match e {
+        SignError::Payload { detail } => bad(detail),
+        other => bad(other.to_string()),
+    })
 }
 
 /// Attaches a signed attestation of `kind` (cosign's `--type`: spdxjson, cyclonedx, custom
@@ -208,7 +214,7 @@ pub async fn attest(
     identity: Option<&str>,
     registry: &RegistryOptions,
 ) -> Result<Vec<Attested>, TrustError> {
-    let predicate = read_predicate(predicate_file)?;
+    let predicate = read_predicate(predicate_file, kind)?;
     let predicate_type = payload::predicate_type(kind);
     let engine = Engine::new(registry);
     let mut out = Vec::new();
