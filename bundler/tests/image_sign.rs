@@ -814,3 +814,54 @@ fn recursive_signing_covers_each_platform_of_an_index() {
         ok(olm(&["image", "verify", &by_digest(d), "--key", &public]));
     }
 }
+
+/// A signer that made an image signs that digest, read by digest, even when the tag has
+/// moved to another image since (the release signs what it published, not what a tag names
+/// by the time it signs).
+#[tokio::test]
+async fn a_pinned_signature_signs_the_made_digest_not_the_moved_tag() {
+    use olm_bundler::image::copy::{Endpoint, Engine};
+    use olm_bundler::image::layout::Layout;
+    use olm_bundler::image::registry::RegistryOptions;
+    use olm_bundler::image::sign::key::PrivateKey;
+    use olm_bundler::image::sign::trust::{self, SignOptions};
+
+    let dir = tempfile::tempdir().unwrap();
+    let layout = dir.path().join("lay");
+    let image = format!("oci:{}:v1", layout.display());
+    let made = build("/bin/true", &image, false);
+    // The tag moves on to another image before signing.
+    let moved = build("/bin/false", &image, false);
+    assert_ne!(made, moved);
+
+    let key = PrivateKey::generate();
+    let engine = Engine::new(&RegistryOptions::default());
+    let subject = Endpoint::Layout {
+        layout: Layout::new(&layout),
+        tag: Some("v1".into()),
+    };
+    let opts = SignOptions {
+        key: &key,
+        annotations: Default::default(),
+        recursive: false,
+        identity: Some("quay.io/org/app".into()),
+    };
+    let signed = trust::sign_pinned(&engine, &subject, &made, &opts)
+        .await
+        .unwrap();
+    assert_eq!(signed[0].digest, made);
+    trust::verify_digest(&engine, &subject, &made, &key.public(), None)
+        .await
+        .unwrap();
+    let err = trust::verify(&engine, &subject, &key.public(), None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no signatures"), "{err}");
+    // A digest the layout does not hold is not signed.
+    let absent = format!("sha256:{}", "0".repeat(64));
+    assert!(
+        trust::sign_pinned(&engine, &subject, &absent, &opts)
+            .await
+            .is_err()
+    );
+}

@@ -219,17 +219,14 @@ pub async fn attest(
     let engine = Engine::new(registry);
     let mut out = Vec::new();
     for e in endpoints(refs)? {
-        out.push(
-            trust::attest(
-                &engine,
-                &e,
-                key,
-                &predicate_type,
-                predicate.clone(),
-                identity,
-            )
-            .await?,
-        );
+        let opts = trust::AttestOptions {
+            key,
+            predicate_type: &predicate_type,
+            predicate: predicate.clone(),
+            identity,
+            digest: None,
+        };
+        out.push(trust::attest(&engine, &e, opts).await?);
     }
     engine.finish();
     Ok(out)

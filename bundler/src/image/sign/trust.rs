@@ -19,6 +19,7 @@ use super::store::{
 use crate::image::copy::{Endpoint, Engine, Source};
 use crate::image::digest_hex;
 use crate::image::model;
+use crate::image::reference::Reference;
 
 /// The repository a signature names for `subject`: `registry/repository` as
 /// go-containerregistry spells it (Docker Hub is `index.docker.io`). A layout has no
@@ -94,21 +95,67 @@ async fn sign_digest(
     })
 }
 
+/// `subject`'s repository (or layout) at `digest`: read by digest, so what is read is that
+/// image whatever a tag names now.
+pub fn at_digest(subject: &Endpoint, digest: &str) -> Endpoint {
+    match subject {
+        Endpoint::Registry(r) => Endpoint::Registry(Reference::with_digest(
+            r.registry().to_string(),
+            r.repository().to_string(),
+            digest.to_string(),
+        )),
+        Endpoint::Layout { layout, .. } => Endpoint::Layout {
+            layout: layout.clone(),
+            tag: Some(digest.to_string()),
+        },
+    }
+}
+
 /// Signs the image `subject` names (an index: the index, and with `recursive` each image).
 pub async fn sign(
     engine: &Engine,
     subject: &Endpoint,
     opts: &SignOptions<'_>,
 ) -> Result<Vec<Signed>, SignError> {
+    let (digest, bytes, media_type) = current(engine, subject).await?;
+    sign_fetched(engine, subject, &digest, &bytes, &media_type, opts).await
+}
+
+/// Signs the image of `digest` in `subject`'s repository (or layout), read by that digest: a
+/// caller that made the image (the release) signs what it made, not whatever a tag names by
+/// the time it signs.
+pub async fn sign_pinned(
+    engine: &Engine,
+    subject: &Endpoint,
+    digest: &str,
+    opts: &SignOptions<'_>,
+) -> Result<Vec<Signed>, SignError> {
+    let (got, bytes, media_type) = current(engine, &at_digest(subject, digest)).await?;
+    if got != digest {
+        return Err(SignError::Malformed {
+            reference: format!("{subject}@{digest}"),
+            detail: format!("served as {got}"),
+        });
+    }
+    sign_fetched(engine, subject, digest, &bytes, &media_type, opts).await
+}
+
+async fn sign_fetched(
+    engine: &Engine,
+    subject: &Endpoint,
+    digest: &str,
+    bytes: &[u8],
+    media_type: &str,
+    opts: &SignOptions<'_>,
+) -> Result<Vec<Signed>, SignError> {
     let identity = match &opts.identity {
         Some(i) => i.clone(),
         None => identity_of(subject)?,
     };
-    let (digest, bytes, media_type) = current(engine, subject).await?;
-    let mut out = vec![sign_digest(engine, subject, &digest, &identity, opts).await?];
-    if opts.recursive && model::is_index(&media_type) {
+    let mut out = vec![sign_digest(engine, subject, digest, &identity, opts).await?];
+    if opts.recursive && model::is_index(media_type) {
         let index =
-            model::parse_index(&bytes, &digest).map_err(crate::image::copy::CopyError::from)?;
+            model::parse_index(bytes, digest).map_err(crate::image::copy::CopyError::from)?;
         for child in &index.manifests {
             out.push(sign_digest(engine, subject, &child.digest, &identity, opts).await?);
         }
@@ -264,21 +311,49 @@ pub struct Attested {
     pub added: bool,
 }
 
+/// What an attestation says and who signs it.
+pub struct AttestOptions<'a> {
+    pub key: &'a PrivateKey,
+    pub predicate_type: &'a str,
+    pub predicate: Value,
+    /// The subject's repository when not the image's own (required for a layout).
+    pub identity: Option<&'a str>,
+    /// The digest to attest, when the caller made the image: read by digest, never by tag.
+    pub digest: Option<&'a str>,
+}
+
 /// Attaches a signed in-toto statement (`predicate` of `predicate_type`) about the image
-/// `subject` names, in a DSSE envelope under `sha256-<hex>.att`.
+/// `subject` names (or the image of `digest` in its repository), in a DSSE envelope under
+/// `sha256-<hex>.att`.
 pub async fn attest(
     engine: &Engine,
     subject: &Endpoint,
-    key: &PrivateKey,
-    predicate_type: &str,
-    predicate: Value,
-    identity: Option<&str>,
+    opts: AttestOptions<'_>,
 ) -> Result<Attested, SignError> {
+    let AttestOptions {
+        key,
+        predicate_type,
+        predicate,
+        identity,
+        digest: pinned,
+    } = opts;
     let repository = match identity {
         Some(i) => i.to_string(),
         None => identity_of(subject)?,
     };
-    let (digest, _, _) = current(engine, subject).await?;
+    let digest = match pinned {
+        Some(d) => {
+            let (got, _, _) = current(engine, &at_digest(subject, d)).await?;
+            if got != d {
+                return Err(SignError::Malformed {
+                    reference: format!("{subject}@{d}"),
+                    detail: format!("served as {got}"),
+                });
+            }
+            got
+        }
+        None => current(engine, subject).await?.0,
+    };
     let hex = digest_hex(&digest).unwrap_or_default();
     let statement = payload::statement(&repository, hex, predicate_type, predicate);
     let signature = key.sign(&payload::pae(payload::IN_TOTO_PAYLOAD_TYPE, &statement));

@@ -30,7 +30,8 @@ pub struct SignedImage {
 }
 
 /// Signs `images` with the plan's key; `operator_sbom` is the operator image's SPDX JSON SBOM,
-/// attached to it as a signed attestation.
+/// attached to it as a signed attestation. Each image is signed at the digest the release
+/// made (read by digest where it was stored), never at whatever its tag names by now.
 pub(super) async fn sign_images(
     plan: &Plan,
     images: &[MadeImage],
@@ -46,6 +47,10 @@ pub(super) async fn sign_images(
             &ImageRef::parse(&image.location)
                 .with_context(|| format!("the {} image's location", image.what))?,
         );
+        let (_, digest) = image
+            .pinned
+            .rsplit_once('@')
+            .with_context(|| format!("the {} image {} has no digest", image.what, image.pinned))?;
         let identity = config::repository_of(&image.pinned).to_string();
         let opts = SignOptions {
             key,
@@ -53,7 +58,7 @@ pub(super) async fn sign_images(
             recursive: true,
             identity: Some(identity.clone()),
         };
-        let signed = trust::sign(&engine, &at, &opts)
+        let signed = trust::sign_pinned(&engine, &at, digest, &opts)
             .await
             .with_context(|| format!("signing the {} image {}", image.what, image.location))?;
         out.extend(signed.into_iter().map(|s| SignedImage {
@@ -69,16 +74,16 @@ pub(super) async fn sign_images(
             let predicate: serde_json::Value =
                 serde_json::from_slice(sbom).context("the operator image's SBOM")?;
             let predicate_type = payload::predicate_type("spdxjson");
-            let attested = trust::attest(
-                &engine,
-                &at,
+            let opts = trust::AttestOptions {
                 key,
-                &predicate_type,
+                predicate_type: &predicate_type,
                 predicate,
-                Some(&identity),
-            )
-            .await
-            .context("attaching the SBOM to the operator image")?;
+                identity: Some(&identity),
+                digest: Some(digest),
+            };
+            let attested = trust::attest(&engine, &at, opts)
+                .await
+                .context("attaching the SBOM to the operator image")?;
             out.push(SignedImage {
                 what: image.what,
                 digest: attested.digest,
