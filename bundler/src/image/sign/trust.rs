@@ -215,7 +215,7 @@ fn check_signature(
         ));
     }
     if let Some(want) = identity
-        && p.critical.identity.docker_reference != want
+        && !same_repository(&p.critical.identity.docker_reference, want)
     {
         return Err(format!(
             "layer {short}: signed for {}, not {want}",
@@ -226,6 +226,18 @@ fn check_signature(
         identity: p.critical.identity.docker_reference,
         annotations: p.optional.unwrap_or_default(),
     })
+}
+
+/// Whether two spellings name one repository (`index.docker.io/x` and `docker.io/library/x`);
+/// text that is not a reference matches only itself.
+fn same_repository(a: &str, b: &str) -> bool {
+    match (
+        crate::image::reference::normalized_name(a),
+        crate::image::reference::normalized_name(b),
+    ) {
+        (Some(a), Some(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// Checks every signature of the image `subject` names against `key` (and `identity`, when
@@ -476,4 +488,25 @@ pub async fn verify_attestations(
         });
     }
     Ok((digest, ok))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_compare_as_repositories() {
+        assert!(same_repository(
+            "index.docker.io/library/busybox",
+            "busybox"
+        ));
+        assert!(same_repository(
+            "index.docker.io/org/app",
+            "docker.io/org/app"
+        ));
+        assert!(same_repository("quay.io/org/app", "quay.io/org/app"));
+        assert!(!same_repository("quay.io/org/app", "quay.io/org/other"));
+        assert!(!same_repository("quay.io/org/app", "docker.io/org/app"));
+        assert!(!same_repository("/tmp/lay", "quay.io/org/app"));
+    }
 }
