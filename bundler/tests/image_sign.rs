@@ -692,6 +692,12 @@ fn deploy_generate_writes_the_signature_policy() {
         "quay.io/org/op@sha256:00",
         "--signed-repository",
         "quay.io/org/op-bundle:v1",
+        "--signed-repository",
+        "busybox",
+        "--signed-repository",
+        "index.docker.io/library/busybox:1",
+        "--signed-repository",
+        "docker.io/org/tool",
         "-o",
         &out,
     ]));
@@ -700,6 +706,8 @@ fn deploy_generate_writes_the_signature_policy() {
         "quay.io/org/catalog",
         "quay.io/org/op",
         "quay.io/org/op-bundle",
+        "docker.io/library/busybox",
+        "docker.io/org/tool",
     ];
     let cip =
         std::fs::read_to_string(dir.path().join("deploy/policy/clusterimagepolicy.yaml")).unwrap();
@@ -728,6 +736,40 @@ fn deploy_generate_writes_the_signature_policy() {
         std::fs::read_to_string(dir.path().join("deploy/policy/registries.d/op-signed.yaml"))
             .unwrap();
     assert!(regd.contains("use-sigstore-attachments: true"), "{regd}");
+    assert_eq!(
+        policy["transports"]["docker"].as_object().unwrap().len(),
+        scopes.len(),
+        "{policy}"
+    );
+    // A key file with CRLF line endings is written in the one form OpenShift takes.
+    let crlf = dir.path().join("crlf.pub");
+    std::fs::write(&crlf, pem.replace('\n', "\r\n")).unwrap();
+    ok(olm(&[
+        "deploy",
+        "generate",
+        "--catalog-image",
+        "quay.io/org/catalog:v1",
+        "--package",
+        "op",
+        "--verify-key",
+        &crlf.display().to_string(),
+        "-o",
+        &out,
+    ]));
+    let policy: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("deploy/policy/policy.json")).unwrap(),
+    )
+    .unwrap();
+    let written = base64_decode(
+        policy["transports"]["docker"]["quay.io/org/catalog"][0]["keyData"]
+            .as_str()
+            .unwrap(),
+    );
+    assert_eq!(String::from_utf8(written).unwrap(), pem);
+    assert!(
+        pem.starts_with("-----BEGIN PUBLIC KEY-----\n")
+            && pem.ends_with("-----END PUBLIC KEY-----\n")
+    );
     // A file that is not a public key is refused, naming it.
     let err = refused(olm(&[
         "deploy",

@@ -8,8 +8,9 @@ use anyhow::Context as _;
 
 use super::Plan;
 use super::publish::MadeImage;
-use crate::image::copy::Engine;
+use crate::image::copy::{Endpoint, Engine};
 use crate::image::reference::ImageRef;
+use crate::image::reference::Reference;
 use crate::image::sign::payload;
 use crate::image::sign::trust::{self, SignOptions};
 use crate::image::transfer::endpoint;
@@ -51,7 +52,12 @@ pub(super) async fn sign_images(
             .pinned
             .rsplit_once('@')
             .with_context(|| format!("the {} image {} has no digest", image.what, image.pinned))?;
-        let identity = config::repository_of(&image.pinned).to_string();
+        // The identity cosign would sign for the published repository (Docker Hub as
+        // `index.docker.io/...`).
+        let identity = match image.pinned.parse::<Reference>() {
+            Ok(r) => trust::identity_of(&Endpoint::Registry(r))?,
+            Err(_) => config::repository_of(&image.pinned).to_string(),
+        };
         let opts = SignOptions {
             key,
             annotations: Default::default(),
