@@ -180,6 +180,34 @@ fn key_files_are_cosigns_both_ways() {
             ],
         );
     }
+    // securesystemslib's other two strengths (N=2^16, 2^17) open too; they sign and verify.
+    for n in ["65536", "131072"] {
+        let kdir = tempfile::tempdir().unwrap();
+        let k = kdir.path().display().to_string();
+        checked(
+            py,
+            &[
+                "make-key",
+                &k,
+                PASSWORD,
+                "ENCRYPTED SIGSTORE PRIVATE KEY",
+                n,
+            ],
+        );
+        let text = std::fs::read_to_string(format!("{k}/key.pem")).unwrap();
+        assert!(text.contains("ENCRYPTED SIGSTORE PRIVATE KEY"), "{text}");
+        let (kp, kpub) = (format!("{k}/key.pem"), format!("{k}/key.pub"));
+        ok(olm(&[
+            "image",
+            "sign",
+            &image,
+            "--key",
+            &kp,
+            "--identity",
+            &identity,
+        ]));
+        ok(olm(&["image", "verify", &image, "--key", &kpub]));
+    }
     // The wrong password is said so, without the password.
     let wrong = Command::new(env!("CARGO_BIN_EXE_olm"))
         .args(["image", "sign", &image, "--key", &key])
