@@ -489,6 +489,20 @@ fn attestations_verify_independently() {
         "spdxjson",
     ]));
     assert!(out.contains("https://spdx.dev/Document"), "{out}");
+    // -o json carries the verified predicate itself.
+    let report: serde_json::Value = serde_json::from_str(&ok(olm(&[
+        "image",
+        "verify-attestation",
+        &image,
+        "--key",
+        &public,
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    let verified = &report[0]["attestations"][0];
+    assert_eq!(verified["predicate"]["spdxVersion"], "SPDX-2.3", "{report}");
+    assert_eq!(verified["predicate_type"], "https://spdx.dev/Document");
     checked(
         py,
         &[

@@ -397,7 +397,7 @@ pub async fn attest(
 pub struct VerifiedAttestation {
     pub predicate_type: String,
     pub subject: String,
-    #[serde(skip)]
+    /// The statement's predicate, as `cosign verify-attestation` shows the payload.
     pub predicate: Value,
 }
 
