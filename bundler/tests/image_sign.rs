@@ -949,3 +949,105 @@ async fn a_pinned_signature_signs_the_made_digest_not_the_moved_tag() {
             .is_err()
     );
 }
+
+/// A catalog of packages `app` (bundle `bundle`) and `other` (bundle `other_bundle`).
+fn two_package_catalog(dir: &Path, bundle: &str, other_bundle: &str) -> PathBuf {
+    let catalog = dir.join("catalog");
+    for (pkg, image) in [("app", bundle), ("other", other_bundle)] {
+        std::fs::create_dir_all(catalog.join(pkg)).unwrap();
+        let blobs = [
+            serde_json::json!({"schema": "olm.package", "name": pkg, "defaultChannel": "stable"}),
+            serde_json::json!({"schema": "olm.channel", "name": "stable", "package": pkg, "entries": [{"name": format!("{pkg}.v1.0.0")}]}),
+            serde_json::json!({
+                "schema": "olm.bundle", "name": format!("{pkg}.v1.0.0"), "package": pkg, "image": image,
+                "properties": [{"type": "olm.package", "value": {"packageName": pkg, "version": "1.0.0"}}],
+            }),
+        ];
+        let text: String = blobs
+            .iter()
+            .map(|b| serde_json::to_string_pretty(b).unwrap() + "\n")
+            .collect();
+        std::fs::write(catalog.join(pkg).join("catalog.json"), text).unwrap();
+    }
+    catalog
+}
+
+/// `install --verify-key` checks the catalog image, then reads the catalog from the digest
+/// that verified (for the package only) and checks that package's bundles: what is installed
+/// is that digest, not whatever the tag names by then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_verification_pins_the_verified_catalog() {
+    use olm_bundler::image::registry::RegistryOptions;
+    use olm_bundler::ops::image_trust;
+    let Some(reg) = Registry::start(Variant::Plain) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = keypair(dir.path(), "cosign");
+    let bundle_tag = reg.image("org/app-bundle:v1");
+    let bundle = format!(
+        "{}/org/app-bundle@{}",
+        reg.addr,
+        build("/bin/true", &bundle_tag, true)
+    );
+    let other_tag = reg.image("org/other-bundle:v1");
+    let other = format!(
+        "{}/org/other-bundle@{}",
+        reg.addr,
+        build("/bin/false", &other_tag, true)
+    );
+    ok(olm(&["image", "sign", &bundle, "--key", &key]));
+    let catalog_dir = two_package_catalog(dir.path(), &bundle, &other);
+    let catalog = reg.image("org/catalog:v1");
+    ok(olm(&[
+        "catalog",
+        "build",
+        catalog_dir.to_str().unwrap(),
+        "-t",
+        &catalog,
+        "--olm-binary",
+        "/bin/sh",
+        "--push",
+    ]));
+    ok(olm(&["image", "sign", &catalog, "--key", &key]));
+    let public_key = image_trust::load_public_key(Path::new(&public)).unwrap();
+    let opts = RegistryOptions::default();
+
+    // Package `app`: its bundle is signed; `other`'s unsigned bundle is not its business.
+    let verified =
+        image_trust::verify_install(Some(&catalog), None, Some("app"), &public_key, &opts)
+            .await
+            .unwrap();
+    let pinned = verified.catalog.clone().unwrap();
+    assert!(
+        pinned.starts_with(&format!("{}/org/catalog@sha256:", reg.addr)),
+        "{pinned}"
+    );
+    assert_eq!(verified.images.len(), 2, "{verified:?}");
+    // The whole catalog (no package) includes the unsigned bundle, and is refused.
+    let err = image_trust::verify_install(Some(&catalog), None, None, &public_key, &opts)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("org/other-bundle"), "{err}");
+
+    // The tag moves on to an unsigned catalog: the pinned reference still names the verified one.
+    std::fs::remove_dir_all(catalog_dir.join("other")).unwrap();
+    ok(olm(&[
+        "catalog",
+        "build",
+        catalog_dir.to_str().unwrap(),
+        "-t",
+        &catalog,
+        "--olm-binary",
+        "/bin/sh",
+        "--push",
+    ]));
+    let err = image_trust::verify_install(Some(&catalog), None, Some("app"), &public_key, &opts)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no signatures"), "{err}");
+    let again = image_trust::verify_install(Some(&pinned), None, Some("app"), &public_key, &opts)
+        .await
+        .unwrap();
+    assert_eq!(again.catalog.as_deref(), Some(pinned.as_str()));
+}

@@ -305,22 +305,75 @@ pub fn verified_text(images: &[VerifiedImage]) -> String {
     out
 }
 
-/// What `olm install --verify-key` checks before it creates anything: the catalog image and
-/// the image of every bundle of `package` it lists, and a bundle image installed directly.
+/// What `olm install --verify-key` verified, and what to install from: the catalog and
+/// bundle images pinned to the digests that verified, so a tag moved after the check installs
+/// nothing unverified.
+#[derive(Debug, Clone)]
+pub struct VerifiedInstall {
+    pub images: Vec<VerifiedImage>,
+    /// `registry/repository@sha256:...` of the verified catalog image.
+    pub catalog: Option<String>,
+    /// The same for a bundle image installed directly.
+    pub bundle: Option<String>,
+}
+
+/// Verifies `reference` and names it by the digest that verified (a layout keeps its name:
+/// it is read from disk, not pulled again by tag).
+async fn verify_one(
+    engine: &Engine,
+    reference: &str,
+    key: &PublicKey,
+) -> Result<(VerifiedImage, String), TrustError> {
+    let parsed = ImageRef::parse(reference)?;
+    let verified = trust::verify(engine, &endpoint(&parsed), key, None).await?;
+    let pinned = match &parsed {
+        ImageRef::Registry(r) => crate::image::reference::pinned(r, &verified.digest),
+        ImageRef::Layout { .. } => reference.to_string(),
+    };
+    Ok((verified, pinned))
+}
+
+/// What `olm install --verify-key` checks before it creates anything: the catalog image first,
+/// then, read from the digest that verified and loaded for `package` only, the image of every
+/// bundle of that package it lists (several at once); and a bundle image installed directly.
 pub async fn verify_install(
     catalog: Option<&str>,
     bundle: Option<&str>,
     package: Option<&str>,
     key: &PublicKey,
     registry: &RegistryOptions,
-) -> Result<Vec<VerifiedImage>, TrustError> {
-    let mut images: Vec<String> = catalog
-        .iter()
-        .chain(bundle.iter())
-        .map(|s| s.to_string())
-        .collect();
+) -> Result<VerifiedInstall, TrustError> {
+    use futures::StreamExt as _;
+    let engine = Engine::new(registry);
+    let mut out = VerifiedInstall {
+        images: Vec::new(),
+        catalog: None,
+        bundle: None,
+    };
+    if let Some(bundle) = bundle {
+        let (v, pinned) = verify_one(&engine, bundle, key).await?;
+        out.images.push(v);
+        out.bundle = Some(pinned);
+    }
     if let Some(catalog) = catalog {
-        let cfg = super::catalog_filter::read_catalog(catalog, registry, None)
+        let (v, pinned) = verify_one(&engine, catalog, key).await?;
+        out.images.push(v);
+        let spec = match package {
+            Some(p) => Some(
+                crate::catalog::filter::FilterSpec::new(
+                    true,
+                    vec![crate::catalog::filter::PackageFilter {
+                        name: p.to_string(),
+                        default_channel: None,
+                        select: Default::default(),
+                        channels: Vec::new(),
+                    }],
+                )
+                .map_err(|e| TrustError::Catalog(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let cfg = super::catalog_filter::read_catalog(&pinned, registry, spec.as_ref())
             .await
             .map_err(|e| TrustError::Catalog(e.to_string()))?;
         let mut bundles: Vec<String> = cfg
@@ -332,7 +385,18 @@ pub async fn verify_install(
             .collect();
         bundles.sort();
         bundles.dedup();
-        images.extend(bundles);
+        out.catalog = Some(pinned);
+        let at_once = registry.concurrency.max(1);
+        let checked: Vec<Result<(VerifiedImage, String), TrustError>> =
+            futures::stream::iter(bundles.iter())
+                .map(|b| verify_one(&engine, b, key))
+                .buffered(at_once)
+                .collect()
+                .await;
+        for c in checked {
+            out.images.push(c?.0);
+        }
     }
-    verify(&images, key, None, registry).await
+    engine.finish();
+    Ok(out)
 }
