@@ -47,27 +47,10 @@ pub struct ImageDigest {
     pub docker_manifest_digest: String,
 }
 
-/// JSON as Go's `encoding/json` writes it: object keys sorted (Go maps), HTML characters
-/// escaped.
+/// JSON as Go's `encoding/json` writes it ([`crate::grammar::go_json::marshal`]): object keys
+/// sorted (Go maps), numbers as Go writes a `float64` (`1.0` is `1`), HTML characters escaped.
 pub fn go_json(value: &Value) -> Vec<u8> {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), sorted(&m[k])))
-                        .collect(),
-                )
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    // Serialising a Value cannot fail.
-    let text = serde_json::to_string(&sorted(value)).unwrap_or_default();
-    crate::grammar::go_json::escape_html(&text).into_bytes()
+    crate::grammar::go_json::marshal(value).into_bytes()
 }
 
 impl SimpleSigning {
@@ -353,6 +336,18 @@ mod tests {
             r#"{"_type":"https://in-toto.io/Statement/v0.1","predicateType":"https://spdx.dev/Document","subject":[{"name":"r/a","digest":{"sha256":"ab"}}],"predicate":{"a":2,"b":1}}"#
         );
         let back = parse_statement(&s).unwrap();
+        // Numbers as cosign (Go's float64) writes them.
+        let s = statement(
+            "r/a",
+            "ab",
+            "https://spdx.dev/Document",
+            serde_json::json!({"v": 1.0, "w": 0.0000001}),
+        );
+        assert!(
+            String::from_utf8(s)
+                .unwrap()
+                .ends_with(r#""predicate":{"v":1,"w":1e-7}}"#)
+        );
         assert_eq!(back.subjects, vec![("r/a".to_string(), "ab".to_string())]);
     }
 }
