@@ -68,7 +68,7 @@ pub struct SignArgs {
     /// Also sign each platform's image of a multi-platform image.
     #[arg(long)]
     pub recursive: bool,
-    /// The repository the signature names [default: the image's own; a layout's directory].
+    /// The repository the signature names [default: the image's own; required for a layout].
     #[arg(long, value_name = "REPO")]
     pub identity: Option<String>,
     #[arg(short = 'o', long, value_enum, default_value = "text")]
@@ -105,12 +105,17 @@ pub struct AttestArgs {
     pub images: Vec<String>,
     #[arg(long, value_name = "FILE")]
     pub key: PathBuf,
-    /// The predicate: a JSON file (an SPDX or CycloneDX SBOM, or any JSON for a URI type).
+    /// The predicate file: any text for custom (wrapped as {"Data","Timestamp"}) and spdx
+    /// (tag-value), a JSON document for the other names, a JSON object for a URI type.
     #[arg(long, value_name = "FILE")]
     pub predicate: PathBuf,
     /// spdxjson, cyclonedx, custom, slsaprovenance, openvex, vuln, link, or a predicate URI.
     #[arg(long = "type", value_name = "TYPE", default_value = "custom")]
     pub kind: String,
+    /// The repository the statement's subject names [default: the image's own; required for
+    /// a layout].
+    #[arg(long, value_name = "REPO")]
+    pub identity: Option<String>,
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     pub output: Format,
     #[command(flatten)]
@@ -209,6 +214,7 @@ async fn attest(a: AttestArgs) -> anyhow::Result<ExitCode> {
         &key,
         &a.kind,
         &a.predicate,
+        a.identity.as_deref(),
         &a.registry.options()?,
     )
     .await?;

@@ -176,7 +176,7 @@ fn done(progress: &mut CliProgress, r: Result<String, FlowError>) -> anyhow::Res
     }
 }
 
-pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
+pub async fn install(mut args: InstallArgs) -> anyhow::Result<ExitCode> {
     if let Some(code) = args.publish.unused_without_bundle(args.bundle.as_ref()) {
         return Ok(code);
     }
@@ -187,7 +187,12 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
         match image_trust::verify_install(catalog, bundle, args.package.as_deref(), &key, &opts)
             .await
         {
-            Ok(verified) => eprint!("{}", image_trust::verified_text(&verified)),
+            Ok(verified) => {
+                eprint!("{}", image_trust::verified_text(&verified.images));
+                // Installed from the digests that verified, not pulled again by tag.
+                args.catalog = verified.catalog.or(args.catalog);
+                args.bundle = verified.bundle.or(args.bundle);
+            }
             Err(e) => {
                 eprintln!("error: {e}; nothing was created on the cluster");
                 return Ok(ExitCode::FAILURE);

@@ -11,6 +11,15 @@ use std::path::Path;
 pub const MANIFEST_BYTES: u64 = 4 << 20;
 /// An image config.
 pub const CONFIG_BYTES: u64 = 8 << 20;
+/// One signature layer (a simple-signing payload): a digest, a repository and the signer's
+/// annotations, a few hundred bytes in practice.
+pub const SIGNATURE_LAYER_BYTES: u64 = 64 << 10;
+/// One attestation layer (a DSSE envelope): an SBOM of a large image is a few MiB, and
+/// base64 in the envelope adds a third.
+pub const ATTESTATION_LAYER_BYTES: u64 = 64 << 20;
+/// All the layers of one attachment manifest together (each `attest` adds one, so a tag
+/// attested on every release grows).
+pub const ATTACHMENT_TOTAL_BYTES: u64 = 256 << 20;
 /// A layout's `index.json`, which has one entry per tag (a mirror archive tags every image
 /// it carries).
 pub const LAYOUT_INDEX_BYTES: u64 = 64 << 20;
@@ -27,9 +36,13 @@ pub fn size_text(n: u64) -> String {
     }
 }
 
-/// A limit as text: `4 MiB`.
+/// A limit as text: `4 MiB`, `64 KiB`.
 pub fn limit_text(n: u64) -> String {
-    format!("{} MiB", n >> 20)
+    if n >= 1 << 20 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{} KiB", n >> 10)
+    }
 }
 
 /// Why a bounded file read failed.

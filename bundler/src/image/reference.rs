@@ -117,6 +117,13 @@ impl FromStr for Reference {
     }
 }
 
+/// The repository a reference or repository name means, spelled one way
+/// (`registry/repository`, Docker Hub as `docker.io/library/...`): `index.docker.io/x`,
+/// `docker.io/library/x` and `x` are one repository. `None` when it is not a reference.
+pub fn normalized_name(reference: &str) -> Option<String> {
+    reference.parse::<Reference>().ok().map(|r| r.name())
+}
+
 /// A parsed image location.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImageRef {

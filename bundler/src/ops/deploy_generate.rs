@@ -108,17 +108,19 @@ fn add_policy(
     req: &DeployRequest,
     signing: &SigningPolicy,
 ) -> Result<(), DeployGenerateError> {
-    // Checked as a key, then written as the file has it.
-    crate::ops::image_trust::load_public_key(&signing.public_key)?;
-    let pem = std::fs::read_to_string(&signing.public_key).map_err(|source| {
-        crate::ops::image_trust::TrustError::Read {
-            path: signing.public_key.clone(),
-            source,
-        }
-    })?;
-    let mut scopes = vec![crate::release::config::repository_of(&req.catalog_image).to_string()];
+    // Read once and written in the one form OpenShift takes (`-----BEGIN PUBLIC KEY-----`
+    // ... `-----END PUBLIC KEY-----\n`), whatever line endings or label the file had.
+    let pem = crate::ops::image_trust::load_public_key(&signing.public_key)?
+        .to_pem()
+        .map_err(crate::ops::image_trust::TrustError::from)?;
+    // Scopes as the policies match them: fully qualified (`docker.io/library/x`).
+    let scope = |r: &str| {
+        crate::image::reference::normalized_name(r)
+            .unwrap_or_else(|| crate::release::config::repository_of(r).to_string())
+    };
+    let mut scopes = vec![scope(&req.catalog_image)];
     for r in &signing.repositories {
-        let r = crate::release::config::repository_of(r).to_string();
+        let r = scope(r);
         if !scopes.contains(&r) {
             scopes.push(r);
         }

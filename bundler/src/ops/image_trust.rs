@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::atomic_write;
 use crate::image::copy::{Endpoint, Engine};
+use crate::image::limits;
 use crate::image::reference::{ImageRef, RefError};
 use crate::image::registry::RegistryOptions;
 use crate::image::sign::SignError;
@@ -163,26 +164,44 @@ pub async fn verify(
     Ok(out)
 }
 
-/// Reads a predicate file: JSON, at most 64 MiB.
-pub fn read_predicate(path: &Path) -> Result<serde_json::Value, TrustError> {
+/// The largest predicate file read: its statement, in base64 inside the DSSE envelope (a third
+/// more) and with room for JSON escaping, still fits one attestation layer
+/// ([`limits::ATTESTATION_LAYER_BYTES`]); a predicate that does not is refused when attested.
+pub const MAX_PREDICATE: u64 = limits::ATTESTATION_LAYER_BYTES * 3 / 8;
+
+/// Reads a predicate file of `kind` (cosign's `--type`), at most [`MAX_PREDICATE`] bytes, and
+/// makes the predicate cosign makes of it ([`payload::predicate`]; a `custom` predicate is
+/// stamped with `SOURCE_DATE_EPOCH`, so the same inputs give the same attestation).
+pub fn read_predicate(path: &Path, kind: &str) -> Result<serde_json::Value, TrustError> {
     let bad = |detail: String| TrustError::Predicate {
         path: path.to_path_buf(),
         detail,
     };
-    let size = std::fs::metadata(path)
-        .map_err(|source| TrustError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .len();
-    if size > crate::image::sign::store::MAX_LAYER / 2 {
-        return Err(bad(format!("{size} bytes is too large for a predicate")));
-    }
-    let text = std::fs::read(path).map_err(|source| TrustError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    serde_json::from_slice(&text).map_err(|e| bad(format!("not JSON: {e}")))
+    let text = match limits::read_file(path, "a predicate", MAX_PREDICATE) {
+        Ok(t) => t,
+        Err(limits::ReadFileError::Io(source)) => {
+            return Err(TrustError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+        Err(limits::ReadFileError::TooLarge(e)) => {
+            let size = match e {
+                crate::image::model::ModelError::TooLarge { size, .. } => size,
+                _ => MAX_PREDICATE + 1,
+            };
+            return Err(bad(format!(
+                "{} is over the {} limit for a predicate",
+                limits::size_text(size),
+                limits::limit_text(MAX_PREDICATE)
+            )));
+        }
+    };
+    let epoch = crate::reproducible::source_date_epoch().map_err(|e| bad(e.to_string()))?;
+    payload::predicate(kind, &text, &crate::reproducible::rfc3339(epoch)).map_err(|e| match e {
+        SignError::Payload { detail } => bad(detail),
+        other => bad(other.to_string()),
+    })
 }
 
 /// Attaches a signed attestation of `kind` (cosign's `--type`: spdxjson, cyclonedx, custom
@@ -192,14 +211,22 @@ pub async fn attest(
     key: &PrivateKey,
     kind: &str,
     predicate_file: &Path,
+    identity: Option<&str>,
     registry: &RegistryOptions,
 ) -> Result<Vec<Attested>, TrustError> {
-    let predicate = read_predicate(predicate_file)?;
+    let predicate = read_predicate(predicate_file, kind)?;
     let predicate_type = payload::predicate_type(kind);
     let engine = Engine::new(registry);
     let mut out = Vec::new();
     for e in endpoints(refs)? {
-        out.push(trust::attest(&engine, &e, key, &predicate_type, predicate.clone(), None).await?);
+        let opts = trust::AttestOptions {
+            key,
+            predicate_type: &predicate_type,
+            predicate: predicate.clone(),
+            identity,
+            digest: None,
+        };
+        out.push(trust::attest(&engine, &e, opts).await?);
     }
     engine.finish();
     Ok(out)
@@ -278,22 +305,75 @@ pub fn verified_text(images: &[VerifiedImage]) -> String {
     out
 }
 
-/// What `olm install --verify-key` checks before it creates anything: the catalog image and
-/// the image of every bundle of `package` it lists, and a bundle image installed directly.
+/// What `olm install --verify-key` verified, and what to install from: the catalog and
+/// bundle images pinned to the digests that verified, so a tag moved after the check installs
+/// nothing unverified.
+#[derive(Debug, Clone)]
+pub struct VerifiedInstall {
+    pub images: Vec<VerifiedImage>,
+    /// `registry/repository@sha256:...` of the verified catalog image.
+    pub catalog: Option<String>,
+    /// The same for a bundle image installed directly.
+    pub bundle: Option<String>,
+}
+
+/// Verifies `reference` and names it by the digest that verified (a layout keeps its name:
+/// it is read from disk, not pulled again by tag).
+async fn verify_one(
+    engine: &Engine,
+    reference: &str,
+    key: &PublicKey,
+) -> Result<(VerifiedImage, String), TrustError> {
+    let parsed = ImageRef::parse(reference)?;
+    let verified = trust::verify(engine, &endpoint(&parsed), key, None).await?;
+    let pinned = match &parsed {
+        ImageRef::Registry(r) => crate::image::reference::pinned(r, &verified.digest),
+        ImageRef::Layout { .. } => reference.to_string(),
+    };
+    Ok((verified, pinned))
+}
+
+/// What `olm install --verify-key` checks before it creates anything: the catalog image first,
+/// then, read from the digest that verified and loaded for `package` only, the image of every
+/// bundle of that package it lists (several at once); and a bundle image installed directly.
 pub async fn verify_install(
     catalog: Option<&str>,
     bundle: Option<&str>,
     package: Option<&str>,
     key: &PublicKey,
     registry: &RegistryOptions,
-) -> Result<Vec<VerifiedImage>, TrustError> {
-    let mut images: Vec<String> = catalog
-        .iter()
-        .chain(bundle.iter())
-        .map(|s| s.to_string())
-        .collect();
+) -> Result<VerifiedInstall, TrustError> {
+    use futures::StreamExt as _;
+    let engine = Engine::new(registry);
+    let mut out = VerifiedInstall {
+        images: Vec::new(),
+        catalog: None,
+        bundle: None,
+    };
+    if let Some(bundle) = bundle {
+        let (v, pinned) = verify_one(&engine, bundle, key).await?;
+        out.images.push(v);
+        out.bundle = Some(pinned);
+    }
     if let Some(catalog) = catalog {
-        let cfg = super::catalog_filter::read_catalog(catalog, registry, None)
+        let (v, pinned) = verify_one(&engine, catalog, key).await?;
+        out.images.push(v);
+        let spec = match package {
+            Some(p) => Some(
+                crate::catalog::filter::FilterSpec::new(
+                    true,
+                    vec![crate::catalog::filter::PackageFilter {
+                        name: p.to_string(),
+                        default_channel: None,
+                        select: Default::default(),
+                        channels: Vec::new(),
+                    }],
+                )
+                .map_err(|e| TrustError::Catalog(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let cfg = super::catalog_filter::read_catalog(&pinned, registry, spec.as_ref())
             .await
             .map_err(|e| TrustError::Catalog(e.to_string()))?;
         let mut bundles: Vec<String> = cfg
@@ -305,7 +385,18 @@ pub async fn verify_install(
             .collect();
         bundles.sort();
         bundles.dedup();
-        images.extend(bundles);
+        out.catalog = Some(pinned);
+        let at_once = registry.concurrency.max(1);
+        let checked: Vec<Result<(VerifiedImage, String), TrustError>> =
+            futures::stream::iter(bundles.iter())
+                .map(|b| verify_one(&engine, b, key))
+                .buffered(at_once)
+                .collect()
+                .await;
+        for c in checked {
+            out.images.push(c?.0);
+        }
     }
-    verify(&images, key, None, registry).await
+    engine.finish();
+    Ok(out)
 }

@@ -1,10 +1,12 @@
 """An independent check of olm's image signatures and key files, written from cosign's
 documented formats with python3's cryptography and PyNaCl (no code shared with olm).
 
-  make-key DIR PASSWORD LABEL       write DIR/key.pem and DIR/key.pub the way cosign does
+  make-key DIR PASSWORD LABEL [N]   write DIR/key.pem and DIR/key.pub the way cosign does
                                     (LABEL: "ENCRYPTED SIGSTORE PRIVATE KEY",
                                     "ENCRYPTED COSIGN PRIVATE KEY", "PRIVATE KEY",
-                                    "EC PRIVATE KEY")
+                                    "EC PRIVATE KEY"; N: scrypt's cost for an encrypted
+                                    key, 32768 unless given: 65536 and 131072 are
+                                    securesystemslib's other strengths)
   open-key KEY PASSWORD PUB         decrypt a cosign.key and check it is PUB's private key
   verify SOURCE DIGEST PUB IDENTITY check every signature under sha256-<hex>.sig
   verify-att SOURCE DIGEST PUB TYPE check the DSSE attestations under sha256-<hex>.att
@@ -47,15 +49,16 @@ def scrypt_key(password, salt, n, r, p):
     return hashlib.scrypt(password, salt=salt, n=n, r=r, p=p, maxmem=256 * 1024 * 1024, dklen=32)
 
 
-def make_key(out, password, label):
+def make_key(out, password, label, n="32768"):
+    n = int(n)
     priv = ec.generate_private_key(ec.SECP256R1())
     pkcs8 = priv.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
                                serialization.NoEncryption())
     if label.startswith("ENCRYPTED"):
         salt, nonce = os.urandom(32), os.urandom(24)
-        box = nacl.secret.SecretBox(scrypt_key(password.encode(), salt, 32768, 8, 1))
+        box = nacl.secret.SecretBox(scrypt_key(password.encode(), salt, n, 8, 1))
         sealed = box.encrypt(pkcs8, nonce).ciphertext
-        doc = {"kdf": {"name": "scrypt", "params": {"N": 32768, "r": 8, "p": 1},
+        doc = {"kdf": {"name": "scrypt", "params": {"N": n, "r": 8, "p": 1},
                        "salt": base64.b64encode(salt).decode()},
                "cipher": {"name": "nacl/secretbox", "nonce": base64.b64encode(nonce).decode()},
                "ciphertext": base64.b64encode(sealed).decode()}

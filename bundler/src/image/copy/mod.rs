@@ -802,12 +802,29 @@ pub async fn read_small_blob(
     source: Source<'_>,
     desc: &Descriptor,
 ) -> Result<Bytes, CopyError> {
-    model::check_size(
-        &format!("config {}", desc.digest),
-        "a config",
-        desc.size,
+    read_blob_bounded(
+        engine,
+        source,
+        desc,
         super::limits::CONFIG_BYTES,
-    )?;
+        "config",
+        "a config",
+    )
+    .await
+}
+
+/// Reads a whole blob of at most `max` bytes: `what` names it in errors (`config`,
+/// `signature layer`), `kind` is the limit's name (`a config`). The descriptor's size is
+/// checked first and the stream is cut off at that size and verified against the digest.
+pub async fn read_blob_bounded(
+    engine: &Engine,
+    source: Source<'_>,
+    desc: &Descriptor,
+    max: u64,
+    what: &str,
+    kind: &'static str,
+) -> Result<Bytes, CopyError> {
+    model::check_size(&format!("{what} {}", desc.digest), kind, desc.size, max)?;
     let src = engine.src(source).await?;
     let corrupt = Arc::new(AtomicBool::new(false));
     let mut pieces = engine

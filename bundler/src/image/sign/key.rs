@@ -25,15 +25,16 @@ pub const SIGSTORE_PRIVATE_KEY: &str = "ENCRYPTED SIGSTORE PRIVATE KEY";
 /// The older PEM type, still loaded.
 pub const COSIGN_PRIVATE_KEY: &str = "ENCRYPTED COSIGN PRIVATE KEY";
 
-/// scrypt's cost as go-securesystemslib's `Encrypt` sets it (N=2^15, r=8, p=1).
+/// scrypt's cost in the keys we write: go-securesystemslib's `Legacy` strength (N=2^15, r=8,
+/// p=1), which every cosign release opens.
 const SCRYPT_LOG_N: u8 = 15;
 const SCRYPT_R: u32 = 8;
 const SCRYPT_P: u32 = 1;
-/// The largest costs a key file may ask for: a hostile file must not make us spend minutes
-/// or gigabytes deriving a key (2^20 is securesystemslib's "legacy" N).
-const MAX_LOG_N: u8 = 20;
-const MAX_R: u32 = 32;
-const MAX_P: u32 = 16;
+/// The only costs a key file may name, as go-securesystemslib's `CheckParams` allows them
+/// (its `Legacy`, `Standard` and `OWASP` strengths: N=2^15, 2^16, 2^17 with r=8, p=1):
+/// anything else is no cosign key, and a hostile file must not make us spend minutes or
+/// gigabytes deriving one.
+const ALLOWED_LOG_N: [u32; 3] = [15, 16, 17];
 /// Key files are a few hundred bytes; anything past this is not one.
 pub const MAX_KEY_FILE: u64 = 64 * 1024;
 
@@ -211,17 +212,12 @@ fn decrypt(body: &[u8], password: &[u8], file: &str) -> Result<Vec<u8>, SignErro
         ));
     }
     let KdfParams { n, r, p } = doc.kdf.params;
-    if !n.is_power_of_two()
-        || n < 2
-        || n.trailing_zeros() > u32::from(MAX_LOG_N)
-        || r == 0
-        || r > MAX_R
-        || p == 0
-        || p > MAX_P
-    {
+    if !n.is_power_of_two() || !ALLOWED_LOG_N.contains(&n.trailing_zeros()) || r != 8 || p != 1 {
         return Err(bad(
             file,
-            format!("kdf.params: N={n} r={r} p={p} out of range"),
+            format!(
+                "kdf.params: N={n} r={r} p={p} out of range (cosign keys use N=32768, 65536 or 131072 with r=8 p=1)"
+            ),
         ));
     }
     let field = |name: &str, v: &str| {
@@ -293,10 +289,27 @@ mod tests {
 
     #[test]
     fn hostile_kdf_costs_are_refused() {
-        let json = br#"{"kdf":{"name":"scrypt","params":{"N":1073741824,"r":8,"p":1},"salt":"AA=="},"cipher":{"name":"nacl/secretbox","nonce":"AA=="},"ciphertext":"AA=="}"#;
-        let pem = pem::encode_string(SIGSTORE_PRIVATE_KEY, LineEnding::LF, json).unwrap();
-        let err = PrivateKey::from_pem(pem.as_bytes(), "k", || Ok(vec![])).unwrap_err();
-        assert!(err.to_string().contains("out of range"), "{err}");
+        // Costs go-securesystemslib's CheckParams refuses: 2^30, and 2^20 or 16x the work
+        // (r=32, p=16) that a looser bound let through.
+        for (n, r, p) in [
+            (1u64 << 30, 8, 1),
+            (1 << 20, 8, 1),
+            (1 << 15, 32, 1),
+            (1 << 15, 8, 16),
+            (1 << 14, 8, 1),
+            (3 << 15, 8, 1),
+        ] {
+            let json = format!(
+                r#"{{"kdf":{{"name":"scrypt","params":{{"N":{n},"r":{r},"p":{p}}},"salt":"AA=="}},"cipher":{{"name":"nacl/secretbox","nonce":"AA=="}},"ciphertext":"AA=="}}"#
+            );
+            let pem =
+                pem::encode_string(SIGSTORE_PRIVATE_KEY, LineEnding::LF, json.as_bytes()).unwrap();
+            let err = PrivateKey::from_pem(pem.as_bytes(), "k", || Ok(vec![])).unwrap_err();
+            assert!(
+                err.to_string().contains("out of range"),
+                "N={n} r={r} p={p}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -30,7 +30,11 @@ pub enum SignError {
     NoAttestations { reference: String, tag: String },
     #[error("{reference}: no signature verifies: {reasons}")]
     NotVerified { reference: String, reasons: String },
-    #[error("{what}: {size} bytes, more than the {max} allowed")]
+    #[error(
+        "{what}: {} is over the {} limit",
+        super::limits::size_text(*size),
+        super::limits::limit_text(*max)
+    )]
     TooLarge { what: String, size: u64, max: u64 },
     #[error("{reference}: {detail}")]
     Malformed { reference: String, detail: String },

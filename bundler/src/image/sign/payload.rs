@@ -47,27 +47,10 @@ pub struct ImageDigest {
     pub docker_manifest_digest: String,
 }
 
-/// JSON as Go's `encoding/json` writes it: object keys sorted (Go maps), HTML characters
-/// escaped.
+/// JSON as Go's `encoding/json` writes it ([`crate::grammar::go_json::marshal`]): object keys
+/// sorted (Go maps), numbers as Go writes a `float64` (`1.0` is `1`), HTML characters escaped.
 pub fn go_json(value: &Value) -> Vec<u8> {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), sorted(&m[k])))
-                        .collect(),
-                )
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    // Serialising a Value cannot fail.
-    let text = serde_json::to_string(&sorted(value)).unwrap_or_default();
-    crate::grammar::go_json::escape_html(&text).into_bytes()
+    crate::grammar::go_json::marshal(value).into_bytes()
 }
 
 impl SimpleSigning {
@@ -131,6 +114,37 @@ pub fn predicate_type(kind: &str) -> String {
         uri => uri,
     }
     .to_string()
+}
+
+/// The predicate `cosign attest --type kind` makes of a predicate file's bytes: `custom` wraps
+/// the file's text (any text, not only JSON) as `{"Data": ..., "Timestamp": ...}` with the
+/// time in RFC 3339 UTC; `spdx` (tag-value) is the text as one JSON string; the other short
+/// names take any JSON document; a predicate URI takes a JSON object. Invalid UTF-8 becomes
+/// U+FFFD, as Go's encoder writes it.
+pub fn predicate(kind: &str, file: &[u8], timestamp: &str) -> Result<Value, SignError> {
+    let text = || String::from_utf8_lossy(file).into_owned();
+    let json = || {
+        serde_json::from_slice::<Value>(file).map_err(|e| SignError::Payload {
+            detail: format!("not JSON: {e}"),
+        })
+    };
+    match kind {
+        "custom" => {
+            let mut m = serde_json::Map::new();
+            m.insert("Data".into(), Value::String(text()));
+            m.insert("Timestamp".into(), Value::String(timestamp.into()));
+            Ok(Value::Object(m))
+        }
+        "spdx" => Ok(Value::String(text())),
+        "spdxjson" | "cyclonedx" | "slsaprovenance" | "slsaprovenance02" | "slsaprovenance1"
+        | "link" | "vuln" | "openvex" => json(),
+        uri => match json()? {
+            v @ Value::Object(_) => Ok(v),
+            _ => Err(SignError::Payload {
+                detail: format!("not a JSON object, as a predicate of type {uri} must be"),
+            }),
+        },
+    }
 }
 
 /// The in-toto statement (v0.1, as `cosign attest` writes) about one image.
@@ -269,6 +283,39 @@ mod tests {
     }
 
     #[test]
+    fn predicates_are_built_by_type_as_cosign_builds_them() {
+        let t = "2023-11-14T22:13:20Z";
+        // custom: the file's text (here not JSON) and the time; cosign's CosignPredicate.
+        let p = predicate("custom", b"foo\n<bar>", t).unwrap();
+        assert_eq!(
+            String::from_utf8(go_json(&p)).unwrap(),
+            r#"{"Data":"foo\n\u003cbar\u003e","Timestamp":"2023-11-14T22:13:20Z"}"#
+        );
+        let s = statement("r/a", "ab", &predicate_type("custom"), p);
+        assert_eq!(
+            String::from_utf8(s).unwrap(),
+            r#"{"_type":"https://in-toto.io/Statement/v0.1","predicateType":"https://cosign.sigstore.dev/attestation/v1","subject":[{"name":"r/a","digest":{"sha256":"ab"}}],"predicate":{"Data":"foo\n\u003cbar\u003e","Timestamp":"2023-11-14T22:13:20Z"}}"#
+        );
+        // spdx (tag-value): one string.
+        let tv = b"SPDXVersion: SPDX-2.3\nDataLicense: CC0-1.0\n";
+        assert_eq!(
+            predicate("spdx", tv, t).unwrap(),
+            Value::String(String::from_utf8(tv.to_vec()).unwrap())
+        );
+        // spdxjson: the document itself; a URI type: a JSON object only.
+        assert_eq!(
+            predicate("spdxjson", br#"{"b":1}"#, t).unwrap(),
+            serde_json::json!({"b": 1})
+        );
+        assert!(predicate("spdxjson", b"SPDXVersion: 2", t).is_err());
+        assert!(predicate("https://example.com/p", b"[1]", t).is_err());
+        assert_eq!(
+            predicate("https://example.com/p", br#"{"a":true}"#, t).unwrap(),
+            serde_json::json!({"a": true})
+        );
+    }
+
+    #[test]
     fn pae_is_dsse_v1() {
         assert_eq!(
             pae("application/vnd.in-toto+json", b"{}"),
@@ -289,6 +336,18 @@ mod tests {
             r#"{"_type":"https://in-toto.io/Statement/v0.1","predicateType":"https://spdx.dev/Document","subject":[{"name":"r/a","digest":{"sha256":"ab"}}],"predicate":{"a":2,"b":1}}"#
         );
         let back = parse_statement(&s).unwrap();
+        // Numbers as cosign (Go's float64) writes them.
+        let s = statement(
+            "r/a",
+            "ab",
+            "https://spdx.dev/Document",
+            serde_json::json!({"v": 1.0, "w": 0.0000001}),
+        );
+        assert!(
+            String::from_utf8(s)
+                .unwrap()
+                .ends_with(r#""predicate":{"v":1,"w":1e-7}}"#)
+        );
         assert_eq!(back.subjects, vec![("r/a".to_string(), "ab".to_string())]);
     }
 }

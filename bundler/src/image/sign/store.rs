@@ -13,6 +13,7 @@ use super::SignError;
 use crate::image::blob::Blob;
 use crate::image::copy::{self, CopyError, Endpoint, Engine, Source};
 use crate::image::layout::LayoutError;
+use crate::image::limits;
 use crate::image::model::{
     Artifact, Descriptor, Image, MEDIA_TYPE_OCI_CONFIG, MEDIA_TYPE_OCI_MANIFEST,
 };
@@ -26,9 +27,6 @@ pub const MEDIA_TYPE_DSSE: &str = "application/vnd.dsse.envelope.v1+json";
 pub const ANNOTATION_SIGNATURE: &str = "dev.cosignproject.cosign/signature";
 /// The layer annotation naming an attestation's predicate type.
 pub const ANNOTATION_PREDICATE_TYPE: &str = "predicateType";
-/// A signature payload or an attestation envelope larger than this is not read (an SBOM
-/// attestation of a large image is a few MiB).
-pub const MAX_LAYER: u64 = 64 * 1024 * 1024;
 /// At most this many layers are read from one attachment manifest.
 pub const MAX_LAYERS: usize = 256;
 
@@ -46,6 +44,23 @@ impl Attachment {
         Attachment::Attestation,
         Attachment::Sbom,
     ];
+
+    /// The largest layer read or written for this attachment ([`limits`]).
+    pub fn layer_limit(self) -> u64 {
+        match self {
+            Attachment::Signature => limits::SIGNATURE_LAYER_BYTES,
+            Attachment::Attestation | Attachment::Sbom => limits::ATTESTATION_LAYER_BYTES,
+        }
+    }
+
+    /// What one layer is, in messages.
+    fn layer_kind(self) -> &'static str {
+        match self {
+            Attachment::Signature => "a signature layer",
+            Attachment::Attestation => "an attestation layer",
+            Attachment::Sbom => "an SBOM layer",
+        }
+    }
 
     pub fn suffix(self) -> &'static str {
         match self {
@@ -130,9 +145,14 @@ pub fn is_absent(e: &CopyError) -> bool {
     )
 }
 
-/// The layers of the attachment at `at` (a `sha256-<hex>.sig` tag, say), or `None` when
-/// there is none.
-pub async fn read(engine: &Engine, at: &Endpoint) -> Result<Option<Vec<Layer>>, SignError> {
+/// The layers of the attachment `what` at `at` (a `sha256-<hex>.sig` tag, say), or `None`
+/// when there is none. Each layer is bounded by `what`'s limit and all of them together by
+/// [`limits::ATTACHMENT_TOTAL_BYTES`], both checked on the manifest before anything is fetched.
+pub async fn read(
+    engine: &Engine,
+    at: &Endpoint,
+    what: Attachment,
+) -> Result<Option<Vec<Layer>>, SignError> {
     let top = match engine.manifest(Source::Endpoint(at)).await {
         Ok(m) => m,
         Err(e) if is_absent(&e) => return Ok(None),
@@ -150,15 +170,27 @@ pub async fn read(engine: &Engine, at: &Endpoint) -> Result<Option<Vec<Layer>>, 
             manifest.layers.len()
         )));
     }
-    let mut layers = Vec::with_capacity(manifest.layers.len());
-    for d in manifest.layers {
-        if d.size > MAX_LAYER {
+    let max = what.layer_limit();
+    let mut total = 0u64;
+    for d in &manifest.layers {
+        if d.size > max {
             return Err(SignError::TooLarge {
-                what: format!("{at}: layer {}", d.digest),
+                what: format!("{at}: {} {}", what.layer_kind(), d.digest),
                 size: d.size,
-                max: MAX_LAYER,
+                max,
             });
         }
+        total = total.saturating_add(d.size);
+    }
+    if total > limits::ATTACHMENT_TOTAL_BYTES {
+        return Err(SignError::TooLarge {
+            what: format!("{at}: its {} layers together", manifest.layers.len()),
+            size: total,
+            max: limits::ATTACHMENT_TOTAL_BYTES,
+        });
+    }
+    let mut layers = Vec::with_capacity(manifest.layers.len());
+    for d in manifest.layers {
         let desc = Descriptor {
             media_type: d.media_type.clone(),
             digest: d.digest.clone(),
@@ -166,7 +198,16 @@ pub async fn read(engine: &Engine, at: &Endpoint) -> Result<Option<Vec<Layer>>, 
             platform: None,
             annotations: BTreeMap::new(),
         };
-        let data = copy::read_small_blob(engine, Source::Endpoint(at), &desc).await?;
+        let kind = what.layer_kind();
+        let data = copy::read_blob_bounded(
+            engine,
+            Source::Endpoint(at),
+            &desc,
+            max,
+            &format!("{at}: layer"),
+            kind,
+        )
+        .await?;
         if sha256_digest(&data) != d.digest || data.len() as u64 != d.size {
             return Err(malformed(format!(
                 "layer {} does not match its digest or size",
@@ -241,14 +282,39 @@ pub fn image_of(layers: &[Layer]) -> Image {
     }
 }
 
-/// Adds `layer` to the attachment at `at` (created when missing). A layer already there
-/// (same bytes and annotations) is not added twice. Returns whether it was added.
-pub async fn append(engine: &Engine, at: &Endpoint, layer: Layer) -> Result<bool, SignError> {
-    let mut layers = read(engine, at).await?.unwrap_or_default();
+/// Adds `layer` to the attachment `what` at `at` (created when missing). A layer already
+/// there (same bytes and annotations) is not added twice. Returns whether it was added. A
+/// layer over `what`'s limit is refused here, so nothing is written that no reader reads.
+pub async fn append(
+    engine: &Engine,
+    at: &Endpoint,
+    what: Attachment,
+    layer: Layer,
+) -> Result<bool, SignError> {
+    let max = what.layer_limit();
+    if layer.descriptor.size > max {
+        return Err(SignError::TooLarge {
+            what: format!("{at}: the layer to add"),
+            size: layer.descriptor.size,
+            max,
+        });
+    }
+    let mut layers = read(engine, at, what).await?.unwrap_or_default();
     if layers.contains(&layer) {
         return Ok(false);
     }
     layers.push(layer);
+    let total: u64 = layers.iter().map(|l| l.descriptor.size).sum();
+    if total > limits::ATTACHMENT_TOTAL_BYTES {
+        return Err(SignError::TooLarge {
+            what: format!(
+                "{at}: its {} layers together with the new one",
+                layers.len()
+            ),
+            size: total,
+            max: limits::ATTACHMENT_TOTAL_BYTES,
+        });
+    }
     let artifact = Artifact::Image(image_of(&layers));
     engine.copy(Source::Built(&artifact), at, None).await?;
     Ok(true)

@@ -19,17 +19,21 @@ use super::store::{
 use crate::image::copy::{Endpoint, Engine, Source};
 use crate::image::digest_hex;
 use crate::image::model;
+use crate::image::reference::Reference;
 
 /// The repository a signature names for `subject`: `registry/repository` as
-/// go-containerregistry spells it (Docker Hub is `index.docker.io`), or for a layout, its
-/// directory unless the caller names the repository the image is meant for.
-pub fn identity_of(subject: &Endpoint) -> String {
+/// go-containerregistry spells it (Docker Hub is `index.docker.io`). A layout has no
+/// repository: the caller names the one the image is meant for (`--identity`), since a
+/// directory path would be a signature no verifier of the published image accepts.
+pub fn identity_of(subject: &Endpoint) -> Result<String, SignError> {
     match subject {
         Endpoint::Registry(r) if r.registry() == "docker.io" => {
-            format!("index.docker.io/{}", r.repository())
+            Ok(format!("index.docker.io/{}", r.repository()))
         }
-        Endpoint::Registry(r) => r.name(),
-        Endpoint::Layout { layout, .. } => layout.dir().display().to_string(),
+        Endpoint::Registry(r) => Ok(r.name()),
+        Endpoint::Layout { .. } => Err(SignError::Payload {
+            detail: format!("{subject}: an OCI layout has no repository: pass --identity REPO"),
+        }),
     }
 }
 
@@ -79,6 +83,7 @@ async fn sign_digest(
     let added = store::append(
         engine,
         &store::beside(subject, &tag),
+        Attachment::Signature,
         Layer::new(MEDIA_TYPE_SIMPLE_SIGNING, body, annotations),
     )
     .await?;
@@ -90,21 +95,67 @@ async fn sign_digest(
     })
 }
 
+/// `subject`'s repository (or layout) at `digest`: read by digest, so what is read is that
+/// image whatever a tag names now.
+pub fn at_digest(subject: &Endpoint, digest: &str) -> Endpoint {
+    match subject {
+        Endpoint::Registry(r) => Endpoint::Registry(Reference::with_digest(
+            r.registry().to_string(),
+            r.repository().to_string(),
+            digest.to_string(),
+        )),
+        Endpoint::Layout { layout, .. } => Endpoint::Layout {
+            layout: layout.clone(),
+            tag: Some(digest.to_string()),
+        },
+    }
+}
+
 /// Signs the image `subject` names (an index: the index, and with `recursive` each image).
 pub async fn sign(
     engine: &Engine,
     subject: &Endpoint,
     opts: &SignOptions<'_>,
 ) -> Result<Vec<Signed>, SignError> {
-    let identity = opts
-        .identity
-        .clone()
-        .unwrap_or_else(|| identity_of(subject));
     let (digest, bytes, media_type) = current(engine, subject).await?;
-    let mut out = vec![sign_digest(engine, subject, &digest, &identity, opts).await?];
-    if opts.recursive && model::is_index(&media_type) {
+    sign_fetched(engine, subject, &digest, &bytes, &media_type, opts).await
+}
+
+/// Signs the image of `digest` in `subject`'s repository (or layout), read by that digest: a
+/// caller that made the image (the release) signs what it made, not whatever a tag names by
+/// the time it signs.
+pub async fn sign_pinned(
+    engine: &Engine,
+    subject: &Endpoint,
+    digest: &str,
+    opts: &SignOptions<'_>,
+) -> Result<Vec<Signed>, SignError> {
+    let (got, bytes, media_type) = current(engine, &at_digest(subject, digest)).await?;
+    if got != digest {
+        return Err(SignError::Malformed {
+            reference: format!("{subject}@{digest}"),
+            detail: format!("served as {got}"),
+        });
+    }
+    sign_fetched(engine, subject, digest, &bytes, &media_type, opts).await
+}
+
+async fn sign_fetched(
+    engine: &Engine,
+    subject: &Endpoint,
+    digest: &str,
+    bytes: &[u8],
+    media_type: &str,
+    opts: &SignOptions<'_>,
+) -> Result<Vec<Signed>, SignError> {
+    let identity = match &opts.identity {
+        Some(i) => i.clone(),
+        None => identity_of(subject)?,
+    };
+    let mut out = vec![sign_digest(engine, subject, digest, &identity, opts).await?];
+    if opts.recursive && model::is_index(media_type) {
         let index =
-            model::parse_index(&bytes, &digest).map_err(crate::image::copy::CopyError::from)?;
+            model::parse_index(bytes, digest).map_err(crate::image::copy::CopyError::from)?;
         for child in &index.manifests {
             out.push(sign_digest(engine, subject, &child.digest, &identity, opts).await?);
         }
@@ -164,7 +215,7 @@ fn check_signature(
         ));
     }
     if let Some(want) = identity
-        && p.critical.identity.docker_reference != want
+        && !same_repository(&p.critical.identity.docker_reference, want)
     {
         return Err(format!(
             "layer {short}: signed for {}, not {want}",
@@ -175,6 +226,18 @@ fn check_signature(
         identity: p.critical.identity.docker_reference,
         annotations: p.optional.unwrap_or_default(),
     })
+}
+
+/// Whether two spellings name one repository (`index.docker.io/x` and `docker.io/library/x`);
+/// text that is not a reference matches only itself.
+fn same_repository(a: &str, b: &str) -> bool {
+    match (
+        crate::image::reference::normalized_name(a),
+        crate::image::reference::normalized_name(b),
+    ) {
+        (Some(a), Some(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// Checks every signature of the image `subject` names against `key` (and `identity`, when
@@ -221,7 +284,7 @@ pub async fn verify_attached(
     identity: Option<&str>,
 ) -> Result<VerifiedImage, SignError> {
     let reference = reference.to_string();
-    let Some(layers) = store::read(engine, at).await? else {
+    let Some(layers) = store::read(engine, at, Attachment::Signature).await? else {
         return Err(SignError::NoSignatures {
             reference,
             tag: at.to_string(),
@@ -260,18 +323,49 @@ pub struct Attested {
     pub added: bool,
 }
 
+/// What an attestation says and who signs it.
+pub struct AttestOptions<'a> {
+    pub key: &'a PrivateKey,
+    pub predicate_type: &'a str,
+    pub predicate: Value,
+    /// The subject's repository when not the image's own (required for a layout).
+    pub identity: Option<&'a str>,
+    /// The digest to attest, when the caller made the image: read by digest, never by tag.
+    pub digest: Option<&'a str>,
+}
+
 /// Attaches a signed in-toto statement (`predicate` of `predicate_type`) about the image
-/// `subject` names, in a DSSE envelope under `sha256-<hex>.att`.
+/// `subject` names (or the image of `digest` in its repository), in a DSSE envelope under
+/// `sha256-<hex>.att`.
 pub async fn attest(
     engine: &Engine,
     subject: &Endpoint,
-    key: &PrivateKey,
-    predicate_type: &str,
-    predicate: Value,
-    identity: Option<&str>,
+    opts: AttestOptions<'_>,
 ) -> Result<Attested, SignError> {
-    let (digest, _, _) = current(engine, subject).await?;
-    let repository = identity.map_or_else(|| identity_of(subject), str::to_string);
+    let AttestOptions {
+        key,
+        predicate_type,
+        predicate,
+        identity,
+        digest: pinned,
+    } = opts;
+    let repository = match identity {
+        Some(i) => i.to_string(),
+        None => identity_of(subject)?,
+    };
+    let digest = match pinned {
+        Some(d) => {
+            let (got, _, _) = current(engine, &at_digest(subject, d)).await?;
+            if got != d {
+                return Err(SignError::Malformed {
+                    reference: format!("{subject}@{d}"),
+                    detail: format!("served as {got}"),
+                });
+            }
+            got
+        }
+        None => current(engine, subject).await?.0,
+    };
     let hex = digest_hex(&digest).unwrap_or_default();
     let statement = payload::statement(&repository, hex, predicate_type, predicate);
     let signature = key.sign(&payload::pae(payload::IN_TOTO_PAYLOAD_TYPE, &statement));
@@ -286,6 +380,7 @@ pub async fn attest(
     let added = store::append(
         engine,
         &store::beside(subject, &tag),
+        Attachment::Attestation,
         Layer::new(MEDIA_TYPE_DSSE, envelope, annotations),
     )
     .await?;
@@ -302,7 +397,7 @@ pub async fn attest(
 pub struct VerifiedAttestation {
     pub predicate_type: String,
     pub subject: String,
-    #[serde(skip)]
+    /// The statement's predicate, as `cosign verify-attestation` shows the payload.
     pub predicate: Value,
 }
 
@@ -367,7 +462,13 @@ pub async fn verify_attestations(
     let (digest, _, _) = current(engine, subject).await?;
     let reference = format!("{subject}@{digest}");
     let tag = store::attachment_tag(&digest, Attachment::Attestation)?;
-    let Some(layers) = store::read(engine, &store::beside(subject, &tag)).await? else {
+    let Some(layers) = store::read(
+        engine,
+        &store::beside(subject, &tag),
+        Attachment::Attestation,
+    )
+    .await?
+    else {
         return Err(SignError::NoAttestations { reference, tag });
     };
     let hex = digest_hex(&digest).unwrap_or_default();
@@ -387,4 +488,25 @@ pub async fn verify_attestations(
         });
     }
     Ok((digest, ok))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_compare_as_repositories() {
+        assert!(same_repository(
+            "index.docker.io/library/busybox",
+            "busybox"
+        ));
+        assert!(same_repository(
+            "index.docker.io/org/app",
+            "docker.io/org/app"
+        ));
+        assert!(same_repository("quay.io/org/app", "quay.io/org/app"));
+        assert!(!same_repository("quay.io/org/app", "quay.io/org/other"));
+        assert!(!same_repository("quay.io/org/app", "docker.io/org/app"));
+        assert!(!same_repository("/tmp/lay", "quay.io/org/app"));
+    }
 }

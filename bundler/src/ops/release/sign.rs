@@ -8,8 +8,9 @@ use anyhow::Context as _;
 
 use super::Plan;
 use super::publish::MadeImage;
-use crate::image::copy::Engine;
+use crate::image::copy::{Endpoint, Engine};
 use crate::image::reference::ImageRef;
+use crate::image::reference::Reference;
 use crate::image::sign::payload;
 use crate::image::sign::trust::{self, SignOptions};
 use crate::image::transfer::endpoint;
@@ -30,7 +31,8 @@ pub struct SignedImage {
 }
 
 /// Signs `images` with the plan's key; `operator_sbom` is the operator image's SPDX JSON SBOM,
-/// attached to it as a signed attestation.
+/// attached to it as a signed attestation. Each image is signed at the digest the release
+/// made (read by digest where it was stored), never at whatever its tag names by now.
 pub(super) async fn sign_images(
     plan: &Plan,
     images: &[MadeImage],
@@ -46,14 +48,23 @@ pub(super) async fn sign_images(
             &ImageRef::parse(&image.location)
                 .with_context(|| format!("the {} image's location", image.what))?,
         );
-        let identity = config::repository_of(&image.pinned).to_string();
+        let (_, digest) = image
+            .pinned
+            .rsplit_once('@')
+            .with_context(|| format!("the {} image {} has no digest", image.what, image.pinned))?;
+        // The identity cosign would sign for the published repository (Docker Hub as
+        // `index.docker.io/...`).
+        let identity = match image.pinned.parse::<Reference>() {
+            Ok(r) => trust::identity_of(&Endpoint::Registry(r))?,
+            Err(_) => config::repository_of(&image.pinned).to_string(),
+        };
         let opts = SignOptions {
             key,
             annotations: Default::default(),
             recursive: true,
             identity: Some(identity.clone()),
         };
-        let signed = trust::sign(&engine, &at, &opts)
+        let signed = trust::sign_pinned(&engine, &at, digest, &opts)
             .await
             .with_context(|| format!("signing the {} image {}", image.what, image.location))?;
         out.extend(signed.into_iter().map(|s| SignedImage {
@@ -69,16 +80,16 @@ pub(super) async fn sign_images(
             let predicate: serde_json::Value =
                 serde_json::from_slice(sbom).context("the operator image's SBOM")?;
             let predicate_type = payload::predicate_type("spdxjson");
-            let attested = trust::attest(
-                &engine,
-                &at,
+            let opts = trust::AttestOptions {
                 key,
-                &predicate_type,
+                predicate_type: &predicate_type,
                 predicate,
-                Some(&identity),
-            )
-            .await
-            .context("attaching the SBOM to the operator image")?;
+                identity: Some(&identity),
+                digest: Some(digest),
+            };
+            let attested = trust::attest(&engine, &at, opts)
+                .await
+                .context("attaching the SBOM to the operator image")?;
             out.push(SignedImage {
                 what: image.what,
                 digest: attested.digest,
