@@ -19,6 +19,7 @@ pub mod go_duration;
 pub mod go_json;
 pub mod image_ref;
 pub mod k8s_names;
+pub mod label_selector;
 pub mod mm_semver;
 pub mod request_uri;
 pub mod semver_range;
