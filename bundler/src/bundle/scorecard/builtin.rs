@@ -56,24 +56,109 @@ pub fn is_builtin(test: &TestConfiguration) -> bool {
 /// A bundle read once for all the tests, or why it could not be.
 pub struct Loaded<'a> {
     root: &'a Path,
+    /// The bundle as the format and content validators read it (for olm-bundle-validation).
     bundle: Result<BundleDir, String>,
+    /// The objects the other tests read: the CSV's directory, found as operator-framework/
+    /// api's `GetBundleFromDir` finds it (the first CSV under the bundle root, walked in name
+    /// order), so a bundle with its objects at the top level is still read.
+    objects: Result<Objects, String>,
+}
+
+/// The CSV and the other objects beside it.
+pub struct Objects {
+    csv: Value,
+    others: Vec<Value>,
+}
+
+impl Objects {
+    fn csv(&self) -> &Value {
+        &self.csv
+    }
+}
+
+/// Files bigger than this are not taken for a CSV while searching.
+const MAX_SEARCHED_FILE: u64 = 16 << 20;
+
+fn find_csv_dir(dir: &Path, depth: usize) -> Option<std::path::PathBuf> {
+    if depth > 8 {
+        return None;
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(dir).ok()?.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if let Some(found) = find_csv_dir(&e.path(), depth + 1) {
+                return Some(found);
+            }
+        } else if meta.is_file() && meta.len() <= MAX_SEARCHED_FILE {
+            let is_csv = crate::yaml::load_documents(&e.path())
+                .ok()
+                .and_then(|docs| docs.into_iter().next())
+                .is_some_and(|d| {
+                    d.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion")
+                });
+            if is_csv {
+                return Some(dir.to_path_buf());
+            }
+        }
+    }
+    None
+}
+
+fn objects_of(root: &Path, bundle: &Result<BundleDir, String>) -> Result<Objects, String> {
+    if let Ok(b) = bundle
+        && let Some(csv) = b.csvs().next()
+    {
+        return Ok(Objects {
+            csv: csv.object.clone(),
+            others: b.manifests.iter().map(|m| m.object.clone()).collect(),
+        });
+    }
+    let dir = find_csv_dir(root, 0)
+        .ok_or_else(|| format!("bundle in directory {} not found", root.display()))?;
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    let mut csv = None;
+    let mut others = Vec::new();
+    for e in entries {
+        let is_file = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_file());
+        if !is_file || e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let Ok(docs) = crate::yaml::load_documents(&e.path()) else {
+            continue;
+        };
+        for d in docs {
+            if csv.is_none()
+                && d.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion")
+            {
+                csv = Some(d.clone());
+            }
+            others.push(d);
+        }
+    }
+    let csv = csv.ok_or_else(|| format!("bundle in directory {} not found", root.display()))?;
+    Ok(Objects { csv, others })
 }
 
 impl<'a> Loaded<'a> {
     pub fn load(root: &'a Path) -> Self {
-        let bundle = BundleDir::load(root)
-            .map_err(|e| e.to_string())
-            .and_then(|b| match b.csvs().count() {
-                0 => Err(format!(
-                    "{}: no ClusterServiceVersion in the bundle's manifests",
-                    root.display()
-                )),
-                _ => Ok(b),
-            });
-        Loaded { root, bundle }
-    }
-    fn csv(b: &BundleDir) -> &Value {
-        &b.csvs().next().expect("checked at load").object
+        let bundle = BundleDir::load(root).map_err(|e| e.to_string());
+        let objects = objects_of(root, &bundle);
+        Loaded {
+            root,
+            bundle,
+            objects,
+        }
     }
 }
 
@@ -90,13 +175,13 @@ pub fn run(loaded: &Loaded<'_>, test: &TestConfiguration) -> Option<TestStatus> 
             "",
         )));
     };
-    let bundle = match &loaded.bundle {
+    let bundle = match &loaded.objects {
         Ok(b) => b,
         Err(e) => return Some(TestStatus::one(TestResult::from_error(e.clone(), ""))),
     };
     let r = match name.as_str() {
         BASIC_CHECK_SPEC => check_spec(bundle),
-        OLM_BUNDLE_VALIDATION => bundle_validation(loaded.root, bundle),
+        OLM_BUNDLE_VALIDATION => bundle_validation(loaded.root, &loaded.bundle),
         OLM_CRDS_HAVE_VALIDATION => crds_have_validation(bundle),
         OLM_CRDS_HAVE_RESOURCES => crds_have_resources(bundle),
         OLM_SPEC_DESCRIPTORS => descriptors(bundle, OLM_SPEC_DESCRIPTORS, Descriptor::Spec),
@@ -228,9 +313,9 @@ fn sorted_keys(m: &Map<String, Value>) -> Vec<&String> {
 }
 
 /// `basic-check-spec`: every CR of alm-examples has a `spec`.
-fn check_spec(b: &BundleDir) -> TestResult {
+fn check_spec(b: &Objects) -> TestResult {
     let mut r = TestResult::pass(BASIC_CHECK_SPEC);
-    let crs = match crs(Loaded::csv(b)) {
+    let crs = match crs(b.csv()) {
         Ok(c) => c,
         Err(e) => {
             r.errors
@@ -266,8 +351,16 @@ fn finding_text(f: &Finding) -> String {
 /// `olm-bundle-validation`: the bundle format check and the api's default validators,
 /// errors failing the test and warnings becoming suggestions. The log is what operator-
 /// registry's format check logs (logrus text, without the time field).
-fn bundle_validation(root: &Path, b: &BundleDir) -> TestResult {
+fn bundle_validation(root: &Path, b: &Result<BundleDir, String>) -> TestResult {
     let mut r = TestResult::pass(OLM_BUNDLE_VALIDATION);
+    let b = match b {
+        Ok(b) => b,
+        Err(e) => {
+            r.errors.push(e.clone());
+            r.state = State::Fail;
+            return r;
+        }
+    };
     let mut log = String::new();
     let line = |log: &mut String, level: &str, msg: &str| {
         log.push_str(&format!("level={level} msg=\"{msg}\" name=bundle-test\n"));
@@ -319,12 +412,11 @@ struct Crd {
     versions: Vec<(String, Option<Value>)>,
 }
 
-fn crds(b: &BundleDir) -> Vec<Crd> {
+fn crds(b: &Objects) -> Vec<Crd> {
     let all: Vec<&Value> = b
-        .manifests
+        .others
         .iter()
-        .filter(|m| m.kind() == "CustomResourceDefinition")
-        .map(|m| &m.object)
+        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
         .collect();
     let of = |api: &'static str| {
         all.iter()
@@ -386,9 +478,9 @@ fn crds(b: &BundleDir) -> Vec<Crd> {
 }
 
 /// `olm-crds-have-validation`: every spec and status field of each CR is in its CRD's schema.
-fn crds_have_validation(b: &BundleDir) -> TestResult {
+fn crds_have_validation(b: &Objects) -> TestResult {
     let mut r = TestResult::pass(OLM_CRDS_HAVE_VALIDATION);
-    let crs = match crs(Loaded::csv(b)) {
+    let crs = match crs(b.csv()) {
         Ok(c) => c,
         Err(e) => {
             r.errors.push(e);
@@ -448,8 +540,8 @@ fn cr_from_crd_api(cr: &Cr, crds: &[Crd], r: &mut TestResult) -> Result<(), Stri
 }
 
 /// `olm-crds-have-resources`: every owned CRD lists the resources it uses.
-fn crds_have_resources(b: &BundleDir) -> TestResult {
-    let csv = Loaded::csv(b);
+fn crds_have_resources(b: &Objects) -> TestResult {
+    let csv = b.csv();
     let mut r = TestResult::pass(OLM_CRDS_HAVE_RESOURCES);
     r.log += &format!("Loaded ClusterServiceVersion: {}\n", csv_name(csv));
     for owned in owned(csv) {
@@ -506,8 +598,8 @@ fn no_owned_crd(cr: &Cr, r: &mut TestResult) {
 }
 
 /// `olm-spec-descriptors` / `olm-status-descriptors`.
-fn descriptors(b: &BundleDir, name: &str, which: Descriptor) -> TestResult {
-    let csv = Loaded::csv(b);
+fn descriptors(b: &Objects, name: &str, which: Descriptor) -> TestResult {
+    let csv = b.csv();
     let mut r = TestResult::pass(name);
     r.log += &format!("Loaded ClusterServiceVersion: {}\n", csv_name(csv));
     let crs = match crs(csv) {
