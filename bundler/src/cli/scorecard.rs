@@ -56,7 +56,7 @@ pub struct ScorecardArgs {
     #[arg(long, short = 'x')]
     pub skip_cleanup: bool,
     /// Image of the init container that unpacks the bundle in each test pod.
-    #[arg(long, short = 'u', default_value = olm_bundler::bundle::scorecard::pod::DEFAULT_UNTAR_IMAGE)]
+    #[arg(long, short = 'u', default_value = olm_bundler::deploy::scorecard::DEFAULT_UNTAR_IMAGE)]
     pub untar_image: String,
     /// `restricted` runs the pods non-root with all capabilities dropped; `legacy` as is.
     #[arg(long, default_value = "legacy", value_parser = ["legacy", "restricted"])]

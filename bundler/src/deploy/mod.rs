@@ -9,6 +9,7 @@
 //! - [`wait`]: reusable polling waits with a deadline and a progress callback.
 //! - [`cluster`]: a kube client from the user's kubeconfig.
 //! - [`flow`]: install, upgrade, uninstall and status against the API server.
+//! - [`scorecard`]: the bundle ConfigMap and test Pods of an operator-sdk scorecard run.
 //! - [`bundle_catalog`]: the catalog built and pushed on the fly for `--bundle` installs and
 //!   upgrades; [`bundle_flow`] runs those against the cluster.
 
@@ -20,6 +21,7 @@ pub mod generate;
 pub mod mirror_sets;
 pub mod objects;
 pub mod olmv1;
+pub mod scorecard;
 pub mod signing_policy;
 pub mod types;
 pub mod wait;

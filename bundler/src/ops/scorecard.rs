@@ -18,9 +18,9 @@ use crate::bundle::scorecard::{
     self, ScorecardError, Test, TestConfiguration, TestList, TestResult, TestStatus,
     builtin::{self, Loaded},
     config::Plan,
-    pod::{self, PodSettings},
 };
 use crate::deploy::cluster::{self, ClusterError};
+use crate::deploy::scorecard::{self as pod, PodSettings};
 use crate::image::registry::RegistryOptions;
 use crate::ops::bundle_source::{self, BundleSourceError};
 

@@ -6,7 +6,9 @@
 //! - [`config`]: the bundle's `tests/scorecard/config.yaml` (or the default one), selection.
 //! - [`builtin`]: the built-in tests, read from the bundle offline.
 //! - [`output`]: text, JSON and xunit, as operator-sdk writes them.
-//! - [`pod`]: the objects a cluster run creates for tests of other images (pure builders).
+//!
+//! The cluster run of tests of other images is `deploy::scorecard` (its objects) and
+//! `ops::scorecard` (the flow).
 //!
 //! Where operator-sdk's output depends on Go's map iteration order (which spec keys lack a
 //! descriptor, labels in the text output) or on goroutine scheduling (the order of a parallel
@@ -20,7 +22,6 @@ use serde::{Deserialize, Serialize};
 pub mod builtin;
 pub mod config;
 pub mod output;
-pub mod pod;
 
 pub use config::{Configuration, StageConfiguration, Storage, TestConfiguration};
 

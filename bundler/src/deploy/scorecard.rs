@@ -1,5 +1,5 @@
-//! The objects operator-sdk creates to run a test of another image in a cluster, as pure
-//! builders: the bundle as a gzipped tarball in a ConfigMap (`binaryData["bundle.tar.gz"]`),
+//! The objects operator-sdk scorecard creates to run a test of another image in a cluster,
+//! as pure builders: the bundle as a gzipped tarball in a ConfigMap (`binaryData["bundle.tar.gz"]`),
 //! and per test a Pod whose init container untars it into an emptyDir mounted read-only at
 //! `/bundle` in the test container, labelled `testrun=<configmap>` so one delete by label
 //! cleans every pod of the run.
@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::TestConfiguration;
+use crate::bundle::scorecard::TestConfiguration;
 
 /// The directory holding the bundle inside a test pod.
 pub const POD_BUNDLE_ROOT: &str = "/bundle";
