@@ -779,3 +779,33 @@ async fn a_log_that_is_not_a_result_fails_the_test_with_the_log() {
     assert_eq!(r.state, State::Fail);
     assert_eq!(r.log, "\"panic: boom\"");
 }
+
+/// An image argument is pulled through the bundle source (here an OCI layout `olm bundle
+/// build` wrote) and gives the directory's results, tests/scorecard/config.yaml included.
+#[test]
+fn a_bundle_image_scores_as_its_directory() {
+    let out = tempfile::tempdir().unwrap();
+    let layout = format!("oci:{}:v0.0.1", out.path().join("layout").display());
+    let dir = fixture("memcached");
+    let (code, _, err) = olm(&["bundle", "build", dir.to_str().unwrap(), "-t", &layout]);
+    assert_eq!(code, 0, "{err}");
+    let (code, from_image, err) = olm(&["bundle", "scorecard", &layout, "-o", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let (_, from_dir, _) = olm(&["bundle", "scorecard", dir.to_str().unwrap(), "-o", "json"]);
+    let states = |text: &str| -> Vec<(String, String)> {
+        let v: Value = serde_json::from_str(text).unwrap();
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["spec"]["image"].as_str().unwrap().to_string(),
+                    t["status"]["results"][0]["state"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(states(&from_image), states(&from_dir));
+    assert!(from_image.contains("scorecard-test:dev"), "the bundle's own config was read");
+}
