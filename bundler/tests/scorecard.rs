@@ -801,11 +801,17 @@ fn a_bundle_image_scores_as_its_directory() {
             .map(|t| {
                 (
                     t["spec"]["image"].as_str().unwrap().to_string(),
-                    t["status"]["results"][0]["state"].as_str().unwrap().to_string(),
+                    t["status"]["results"][0]["state"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
                 )
             })
             .collect()
     };
     assert_eq!(states(&from_image), states(&from_dir));
-    assert!(from_image.contains("scorecard-test:dev"), "the bundle's own config was read");
+    assert!(
+        from_image.contains("scorecard-test:dev"),
+        "the bundle's own config was read"
+    );
 }
