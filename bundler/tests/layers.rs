@@ -1,6 +1,6 @@
 //! The walls between the library's layers (docs/architecture.md), checked on the source: a
 //! module may use the modules below it, never one beside or above it. Data flows one way:
-//! grammar/yaml < image < bundle < catalog < serve < deploy < hub < ops (release holds the release
+//! grammar/yaml < image < bundle < catalog (and certify, beside it) < serve < deploy < hub < ops (release holds the release
 //! config's data, beside catalog), and the CLI (in the binary) only calls ops and the domain.
 
 use std::collections::BTreeSet;
@@ -42,6 +42,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "release",
+        &[
+            "bundle",
+            "image",
+            "grammar",
+            "yaml",
+            "atomic_write",
+            "parallel",
+            "reproducible",
+        ],
+    ),
+    (
+        "certify",
         &[
             "bundle",
             "image",
@@ -97,6 +109,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "ops",
         &[
+            "certify",
             "hub",
             "deploy",
             "serve",

@@ -700,6 +700,7 @@ async fn release_runs_as_a_library_call() {
         registry_opts: Default::default(),
         olm_binary: PathBuf::from(OLM),
         sign_key: None,
+        skip_checks: false,
     };
     let mut rec = Recorded::default();
     let out = release::release(&req, &mut rec).await.unwrap();
@@ -811,6 +812,7 @@ async fn another_machine_releasing_an_unchanged_checkout_changes_nothing() {
         registry_opts: Default::default(),
         olm_binary: PathBuf::from(OLM),
         sign_key: None,
+        skip_checks: false,
     };
     let first = release::release(&req, &mut Recorded::default())
         .await
