@@ -38,6 +38,22 @@ pub enum CatalogMode {
     Serve { listen: SocketAddr, address: String },
 }
 
+impl CatalogMode {
+    /// Serving from this machine at `address` (HOST:PORT as the cluster dials it), listening
+    /// on every interface on its port.
+    pub fn serving(address: &str) -> Result<CatalogMode, String> {
+        let parsed = CatalogAddress::parse(address).map_err(|e| e.to_string())?;
+        let port = address
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse::<u16>().ok())
+            .ok_or_else(|| format!("{parsed:?}: no port"))?;
+        Ok(CatalogMode::Serve {
+            listen: SocketAddr::from(([0, 0, 0, 0], port)),
+            address: address.to_string(),
+        })
+    }
+}
+
 /// The cluster and how to deploy to it.
 #[derive(Debug, Clone)]
 pub struct ClusterSettings {

@@ -28,6 +28,15 @@ pub struct OperatorRequest {
     pub artifacts: ArtifactOptions,
 }
 
+/// Why DeployableByOLM did not run when no cluster was given.
+pub fn no_cluster_reason(offline: bool) -> String {
+    if offline {
+        "--offline: needs a cluster with OLM (pass --kubeconfig or set KUBECONFIG to run it)".into()
+    } else {
+        "no cluster: pass --kubeconfig or set KUBECONFIG (any Kubernetes with OLM), or --offline to leave it out".into()
+    }
+}
+
 /// preflight's `generateBundleHash`: the md5 of each file it extracts from a bundle image
 /// (`manifests/*`, `metadata/annotations.yaml`), one `<md5>  ./<path>` line per distinct
 /// content in md5 order (`hashes.txt`), and the md5 of those lines.
