@@ -13,4 +13,5 @@ pub mod generate;
 pub mod image;
 pub mod kinds;
 pub mod load;
+pub mod scorecard;
 pub mod validate;

@@ -26,6 +26,7 @@ mod install;
 mod output;
 mod registry;
 mod release;
+mod scorecard;
 mod serve;
 mod upgrade_check;
 
@@ -141,6 +142,12 @@ pub enum BundleCommand {
         after_help = "Examples:\n  olm bundle check-upgrade quay.io/org/my-operator-bundle:v0.1.0 bundle/"
     )]
     CheckUpgrade(upgrade_check::CheckUpgradeArgs),
+    /// Run operator-sdk scorecard's tests: the built-in ones in-process, offline; tests of
+    /// other images as pods when given a cluster.
+    #[command(
+        after_help = "Examples:\n  olm bundle scorecard bundle/\n  olm bundle scorecard bundle/ --selector suite=olm -o json\n  olm bundle scorecard quay.io/org/my-operator-bundle:v0.1.0 -o xunit"
+    )]
+    Scorecard(scorecard::ScorecardArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -230,6 +237,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             BundleCommand::Validate(a) => Ok(bundle::validate(a).await),
             BundleCommand::Build(a) => bundle::build(a).await,
             BundleCommand::CheckUpgrade(a) => Ok(upgrade_check::check_upgrade(a).await),
+            BundleCommand::Scorecard(a) => Ok(scorecard::scorecard(a).await),
         },
         Command::Image(ImageCommands::Move(c)) => image::run(c).await,
         Command::Image(ImageCommands::Trust(c)) => image_trust::run(c).await,

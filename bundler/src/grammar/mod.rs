@@ -21,6 +21,7 @@ pub mod go_json;
 pub mod go_xml;
 pub mod image_ref;
 pub mod k8s_names;
+pub mod label_selector;
 pub mod mm_semver;
 pub mod request_uri;
 pub mod semver_range;

@@ -23,5 +23,6 @@ pub mod progress;
 pub mod prompt;
 pub mod registry_login;
 pub mod release;
+pub mod scorecard;
 pub mod serve;
 pub mod upgrade_check;

@@ -52,6 +52,8 @@ pub const COLLECTIONS: &[&str] = &[
     "clusterrolebindings",
     "roles",
     "rolebindings",
+    "pods",
+    "configmaps",
 ];
 
 /// OLM v1's API group, served when `olm_installed`.
@@ -175,6 +177,14 @@ pub fn serve_one(server: &mut Server, method: &str, path: &str, body: Value) -> 
             }
             None => (404, status(404, "NotFound")),
         },
+        ("DELETE", true) => {
+            let prefix = format!("{path}/");
+            server.objects.retain(|k, _| !k.starts_with(&prefix));
+            (
+                200,
+                json!({"apiVersion": "v1", "kind": "Status", "status": "Success", "metadata": {}}),
+            )
+        }
         ("DELETE", false) => match server.objects.get_mut(path) {
             Some(obj) => {
                 obj["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
@@ -221,7 +231,13 @@ pub fn fake(olm_installed: bool, objects: Objects, controller: Controller) -> (C
             let resp = Response::builder()
                 .status(StatusCode::from_u16(code).unwrap())
                 .header("content-type", "application/json")
-                .body(Body::from(serde_json::to_vec(&reply).unwrap()))
+                // `{"__raw": text}` is sent as the text itself (a pod log).
+                .body(Body::from(
+                    match reply.get("__raw").and_then(Value::as_str) {
+                        Some(text) => text.as_bytes().to_vec(),
+                        None => serde_json::to_vec(&reply).unwrap(),
+                    },
+                ))
                 .unwrap();
             send.send_response(resp);
         }
