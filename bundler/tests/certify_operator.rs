@@ -410,3 +410,94 @@ fn crafted_variants_fail_exactly_the_check_they_break() {
         assert_eq!(got, expected, "{check}");
     }
 }
+
+/// The scorecard checks run operator-sdk scorecard's built-in tests in-process with
+/// preflight's selectors: on operator-sdk's memcached bundle without a spec in its example CR
+/// basic-check-spec fails, which preflight files as an error with the result's log, and the
+/// fix is scorecard's error; the artifacts hold scorecard's JSON.
+#[tokio::test]
+async fn scorecard_checks_use_preflights_selectors_and_rule() {
+    use olm_bundler::ops::check::operator::{OperatorRequest, check};
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scorecard");
+    let run = |dir: PathBuf, artifacts: Option<PathBuf>| async move {
+        let req = OperatorRequest {
+            bundle: dir.display().to_string(),
+            registry: Default::default(),
+            cluster: None,
+            no_cluster_reason: "offline".into(),
+            artifacts: olm_bundler::ops::check::ArtifactOptions {
+                dir: artifacts,
+                junit: false,
+            },
+        };
+        check(&req, &mut olm_bundler::deploy::flow::Silent)
+            .await
+            .unwrap()
+    };
+    let out = tempfile::tempdir().unwrap();
+    let no_spec = run(fixtures.join("no-spec"), Some(out.path().to_path_buf())).await;
+    let basic = &no_spec.results[0];
+    assert_eq!(basic.check.name, "ScorecardBasicSpecCheck");
+    assert!(
+        matches!(basic.verdict, Verdict::Error(_)),
+        "{:?}",
+        basic.verdict
+    );
+    assert!(
+        basic.fixes[0].contains("spec does not exist for the custom resource"),
+        "{:?}",
+        basic.fixes
+    );
+    assert_eq!(basic.bucket(), Bucket::Errors);
+    let json: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            out.path()
+                .join("operator_bundle_scorecard_BasicSpecCheck.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["kind"], "TestList");
+    assert!(
+        out.path()
+            .join("operator_bundle_scorecard_OlmSuiteCheck.json")
+            .is_file()
+    );
+    let memcached = run(fixtures.join("memcached"), None).await;
+    assert_eq!(memcached.results[0].verdict, Verdict::Passed);
+}
+
+/// The scorecard checks on the certified bundles, from scorecard's rules: every example CR
+/// has a spec (basic passes); the olm suite fails for fujitsu (CRD fields without
+/// validation), joget and leaksignal (owned CRDs without resources, spec fields without
+/// descriptors), which preflight files as errors; ibm's passes.
+#[tokio::test]
+async fn certified_bundles_get_scorecards_verdicts() {
+    use olm_bundler::ops::check::operator::{OperatorRequest, check};
+    let root = shared().join("certified-operators/operators");
+    if !root.is_dir() {
+        prerequisite::missing("shared/data/bundles/certified-operators not found");
+        return;
+    }
+    for (bundle, olm_suite) in [
+        ("fujitsu-enterprise-postgres-operator/v5.1.9", "error"),
+        ("ibm-security-verify-operator/23.3.0", "pass"),
+        ("joget-dx8-operator/0.0.13", "error"),
+        ("leaksignal-operator/1.6.1", "error"),
+    ] {
+        let req = OperatorRequest {
+            bundle: root.join(bundle).display().to_string(),
+            registry: Default::default(),
+            cluster: None,
+            no_cluster_reason: "offline".into(),
+            artifacts: Default::default(),
+        };
+        let report = check(&req, &mut olm_bundler::deploy::flow::Silent)
+            .await
+            .unwrap();
+        let v = verdicts(&report.results);
+        assert_eq!(v["ScorecardBasicSpecCheck"], "pass", "{bundle}");
+        assert_eq!(v["ScorecardOlmSuiteCheck"], olm_suite, "{bundle}");
+        assert_eq!(v["DeployableByOLM"], "not run", "{bundle}");
+    }
+}

@@ -233,7 +233,7 @@ impl Report {
             };
             let _ = write!(s, "  {tag:<8}{}", r.check.name);
             if let Some(why) = why {
-                let _ = write!(s, ": {why}");
+                let _ = write!(s, ": {}", why.trim_end().replace('\n', "\n          "));
             }
             let _ = writeln!(s, " ({})", go_duration::format(round_ms(r.elapsed)));
             for fix in &r.fixes {
