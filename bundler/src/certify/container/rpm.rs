@@ -527,4 +527,24 @@ pub(crate) mod tests {
         bad[16..20].copy_from_slice(&100u32.to_be_bytes());
         assert_eq!(Header::parse(&bad).unwrap().package().name, "");
     }
+
+    /// Every single-byte corruption of a small database and header blob reads or is refused,
+    /// never panics (the fuzz target `package_databases` does this at random).
+    #[test]
+    fn corrupted_bytes_never_panic() {
+        let blob = package_blob("a", "1", "v", &["/usr/bin/a", "/usr/lib/b"]);
+        let db = bdb(&[blob.clone()]);
+        for (i, flip) in (0..blob.len()).flat_map(|i| [(i, 0xffu8), (i, 0x80)]) {
+            let mut b = blob.clone();
+            b[i] ^= flip;
+            if let Ok(h) = Header::parse(&b) {
+                let _ = h.package();
+            }
+        }
+        for i in (0..db.len()).step_by(7) {
+            let mut d = db.clone();
+            d[i] ^= 0xff;
+            let _ = read_bdb(&d);
+        }
+    }
 }
