@@ -9,6 +9,7 @@
 //!   render, templates, graph drawing.
 //! - [`serve`]: the `api.Registry` gRPC server OLM's catalog-operator talks to.
 //! - [`deploy`]: CatalogSource/OperatorGroup/Subscription manifests and installs.
+//! - [`certify`]: preflight's operator and container policies, offline, with fixes named.
 //! - [`hub`]: the catalog browser (an OperatorHub for any catalog), rendered from a serve cache.
 //! - [`grammar`]: notations read exactly as the Go tools read them (semver ranges, image
 //!   references, Kubernetes names, Go durations); depends on nothing else here.
@@ -16,6 +17,7 @@
 pub mod atomic_write;
 pub mod bundle;
 pub mod catalog;
+pub mod certify;
 pub mod deploy;
 pub mod grammar;
 pub mod hub;

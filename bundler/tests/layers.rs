@@ -1,6 +1,6 @@
 //! The walls between the library's layers (docs/architecture.md), checked on the source: a
 //! module may use the modules below it, never one beside or above it. Data flows one way:
-//! grammar/yaml < image < bundle < catalog < serve < deploy < hub < ops (release holds the release
+//! grammar/yaml < image < bundle < catalog (and certify, beside it) < serve < deploy < hub < ops (release holds the release
 //! config's data, beside catalog), and the CLI (in the binary) only calls ops and the domain.
 
 use std::collections::BTreeSet;
@@ -42,6 +42,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "release",
+        &[
+            "bundle",
+            "image",
+            "grammar",
+            "yaml",
+            "atomic_write",
+            "parallel",
+            "reproducible",
+        ],
+    ),
+    (
+        "certify",
         &[
             "bundle",
             "image",
@@ -97,6 +109,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "ops",
         &[
+            "certify",
             "hub",
             "deploy",
             "serve",
@@ -221,7 +234,8 @@ fn the_scanner_sees_grouped_and_nested_paths() {
 /// The CLI's files (`src/cli/`): `mod.rs` holds the command tree and names every command
 /// file; a command file uses only the shared `args` (flag groups) and `output` (printing,
 /// exit codes), never another command's file, and holds no more than clap structs, one
-/// library call and printing: at most 400 lines a file, under 3,500 in all.
+/// library call and printing: at most 400 lines a file, under 3,700 in all (under 50 lines
+/// for each of its 76 commands).
 #[test]
 fn cli_files_import_no_other_command_file_and_stay_thin() {
     const SHARED: &[&str] = &["args", "catalog_args", "output"];
@@ -253,7 +267,7 @@ fn cli_files_import_no_other_command_file_and_stay_thin() {
             }
         }
     }
-    assert!(total < 3500, "cli/ is {total} lines (under 3,500)");
+    assert!(total < 3700, "cli/ is {total} lines (under 3,700)");
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 

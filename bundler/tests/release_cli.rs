@@ -59,9 +59,12 @@ impl Repo {
              pinned-catalog-image: olm/catalog-image.yaml\n\
              catalog-channels: [candidate, fast, stable]\n\
              catalog: catalog\nlayouts: target/images\n\
-             deploy:\n  output: deploy\n  namespace: rw\n  manifests:\n    dir: plain\n",
+             deploy:\n  output: deploy\n  namespace: rw\n  manifests:\n    dir: plain\n\
+             operator-labels:\n  name: rw\n  vendor: Reverse Words\n  release: \"1\"\n  summary: rw\n  description: rw\n  maintainer: rw <rw@rw.test>\n\
+             operator-licenses: [LICENSE]\ncertify:\n  container-policy: scratch-nonroot\n",
         )
         .unwrap();
+        std::fs::write(root.join("LICENSE"), "Apache-2.0\n").unwrap();
         Repo { dir }
     }
 
@@ -700,13 +703,14 @@ async fn release_runs_as_a_library_call() {
         registry_opts: Default::default(),
         olm_binary: PathBuf::from(OLM),
         sign_key: None,
+        skip_checks: false,
     };
     let mut rec = Recorded::default();
     let out = release::release(&req, &mut rec).await.unwrap();
     let steps: Vec<&String> = rec.0.iter().filter(|l| l.starts_with("step ")).collect();
-    assert_eq!(steps.len(), 9, "{:?}", rec.0);
-    assert_eq!(steps[0], "step 1/9 operator manifests");
-    assert_eq!(steps[8], "step 9/9 deploy manifests");
+    assert_eq!(steps.len(), 10, "{:?}", rec.0);
+    assert_eq!(steps[0], "step 1/10 operator manifests");
+    assert_eq!(steps[9], "step 10/10 deploy manifests");
     assert_eq!(out.rows.len(), 9);
     assert!(out.rows.iter().all(|r| r.ok));
     let kinds: Vec<&str> = out.images.iter().map(|m| m.what).collect();
@@ -811,6 +815,7 @@ async fn another_machine_releasing_an_unchanged_checkout_changes_nothing() {
         registry_opts: Default::default(),
         olm_binary: PathBuf::from(OLM),
         sign_key: None,
+        skip_checks: false,
     };
     let first = release::release(&req, &mut Recorded::default())
         .await

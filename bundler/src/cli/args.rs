@@ -127,7 +127,7 @@ pub fn parse_address(s: &str) -> Result<CatalogAddress, String> {
     CatalogAddress::parse(s).map_err(|e| e.message)
 }
 
-fn parse_timeout(s: &str) -> Result<Duration, String> {
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     parse_go_duration(s)
 }
 

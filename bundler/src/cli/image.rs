@@ -95,6 +95,9 @@ pub struct ImageBuildArgs {
     /// org.opencontainers.image.licenses (an SPDX expression).
     #[arg(long)]
     pub licenses: Option<String>,
+    /// A license file to copy into /licenses/ (repeat for more; certification asks for it).
+    #[arg(long = "license", value_name = "FILE")]
+    pub license_files: Vec<PathBuf>,
     /// CA bundle to copy in (default: the host's /etc/ssl/certs/ca-certificates.crt).
     #[arg(long, value_name = "FILE", conflicts_with = "no_ca_certs")]
     pub ca_certs: Option<PathBuf>,
@@ -133,6 +136,7 @@ async fn image_build(a: ImageBuildArgs) -> anyhow::Result<ExitCode> {
         revision: a.revision,
         version: a.image_version,
         licenses: a.licenses,
+        license_files: a.license_files,
         ca_certs: a.ca_certs,
         no_ca_certs: a.no_ca_certs,
     };

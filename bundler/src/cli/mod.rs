@@ -18,6 +18,7 @@ mod catalog_filter;
 mod catalog_mirror;
 mod catalog_opm;
 mod catalog_site;
+mod check;
 mod deploy;
 mod image;
 mod image_trust;
@@ -64,6 +65,9 @@ pub enum Command {
     /// File-based catalogs: render, template, validate, graph, serve, build.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Certification: preflight's operator and container checks, offline, fixes named.
+    #[command(subcommand)]
+    Check(check::CheckCommand),
     /// Install manifests for OLM and for plain clusters.
     #[command(subcommand)]
     Deploy(deploy::DeployCommand),
@@ -256,6 +260,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             CatalogCommand::List(c) => catalog_opm::list_cmd(c).await,
             CatalogCommand::Migrate(a) => catalog_opm::migrate_cmd(a).await,
         },
+        Command::Check(c) => check::run(c).await,
         Command::Deploy(c) => deploy::run(c).await,
         Command::Install(a) => install::install(*a).await,
         Command::Upgrade(a) => install::upgrade(a).await,

@@ -63,6 +63,9 @@ pub struct ReleaseArgs {
     /// `signing.key`); the password comes from COSIGN_PASSWORD or is asked without echo.
     #[arg(long, value_name = "FILE")]
     pub sign_key: Option<PathBuf>,
+    /// Skip the certification checks (preflight's policies) this once.
+    #[arg(long)]
+    pub skip_checks: bool,
     #[command(flatten)]
     pub registry_args: RegistryArgs,
     /// What to print about the upgrade graph at the end (its picture is always written to
@@ -85,6 +88,7 @@ pub async fn run(a: ReleaseArgs) -> anyhow::Result<ExitCode> {
         registry_opts: a.registry_args.options()?,
         olm_binary: std::env::current_exe()?,
         sign_key: a.sign_key.clone(),
+        skip_checks: a.skip_checks,
     };
     let result = release::release(&req, &mut StepLines::new()).await;
     let out = match result {

@@ -145,6 +145,45 @@ pub fn parse_non_negative(s: &str) -> Result<Duration, DurationError> {
     Ok(d.magnitude)
 }
 
+/// Go's `time.Duration.String()`: `0s`, `1.5µs`, `12.3ms`, `4.2s`, `1m30s`, `2h0m0s` (units
+/// below a second for short durations, trailing zeros of the fraction dropped).
+pub fn format(d: Duration) -> String {
+    let u = d.as_nanos().min(u128::from(u64::MAX)) as u64;
+    if u == 0 {
+        return "0s".into();
+    }
+    if u < 1_000_000_000 {
+        let (prec, unit) = match u {
+            0..1_000 => (0, "ns"),
+            1_000..1_000_000 => (3, "µs"),
+            _ => (6, "ms"),
+        };
+        let (frac, int) = fraction(u, prec);
+        return format!("{int}{frac}{unit}");
+    }
+    let (frac, secs) = fraction(u, 9);
+    let (mins, s) = (secs / 60, secs % 60);
+    match (mins / 60, mins % 60) {
+        (0, 0) => format!("{s}{frac}s"),
+        (0, m) => format!("{m}m{s}{frac}s"),
+        (h, m) => format!("{h}h{m}m{s}{frac}s"),
+    }
+}
+
+/// `fmtFrac`: the fraction of `v / 10^prec` as `.digits` without trailing zeros (nothing when
+/// it is zero), and the integer part.
+fn fraction(v: u64, prec: u32) -> (String, u64) {
+    let scale = 10u64.pow(prec);
+    let digits = format!("{:0width$}", v % scale, width = prec as usize);
+    let digits = digits.trim_end_matches('0');
+    let frac = if digits.is_empty() {
+        String::new()
+    } else {
+        format!(".{digits}")
+    };
+    (frac, v / scale)
+}
+
 #[cfg(test)]
 mod tests {
     //! Verdicts from Go `time.ParseDuration` (`src/time/format.go`) and its test table
@@ -243,5 +282,23 @@ mod tests {
         );
         assert_eq!(parse_non_negative("-0").unwrap(), Duration::ZERO);
         assert!(parse_non_negative("-1s").is_err());
+    }
+
+    #[test]
+    fn formats_as_go_duration_string() {
+        for (nanos, go) in [
+            (0u64, "0s"),
+            (1, "1ns"),
+            (1_500, "1.5µs"),
+            (12_345_678, "12.345678ms"),
+            (1_000_000, "1ms"),
+            (1_000_000_000, "1s"),
+            (4_200_000_000, "4.2s"),
+            (90_000_000_000, "1m30s"),
+            (7_200_000_000_000, "2h0m0s"),
+            (3_723_500_000_000, "1h2m3.5s"),
+        ] {
+            assert_eq!(format(Duration::from_nanos(nanos)), go, "{nanos}ns");
+        }
     }
 }

@@ -29,6 +29,8 @@ pub struct OperatorImage {
     pub ca_bundle: Option<PathBuf>,
     /// `org.opencontainers.image.*` values and any other labels.
     pub labels: BTreeMap<String, String>,
+    /// Files copied to `/licenses/<file name>` (the license directory certification asks for).
+    pub license_files: Vec<PathBuf>,
     /// The config's `created` time (seconds since the epoch).
     pub created: u64,
 }
@@ -57,6 +59,7 @@ impl OperatorImage {
             env: Vec::new(),
             ca_bundle: Some(PathBuf::from(rootfs::HOST_CA_BUNDLE)),
             labels: BTreeMap::new(),
+            license_files: Vec::new(),
             created: crate::reproducible::source_date_epoch()?,
         })
     }
@@ -98,7 +101,18 @@ impl OperatorImage {
         binary: &BinarySpec,
         base: super::layer::Layer,
     ) -> Result<Image, BuildError> {
-        let layers = rootfs::binary_layers(binary, self.created, |_| Ok(()))?;
+        let layers = rootfs::binary_layers(binary, self.created, |app| {
+            for f in &self.license_files {
+                let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("LICENSE");
+                app.host_file(
+                    &format!("licenses/{name}"),
+                    f,
+                    0o644,
+                    super::layer::Owner::Root,
+                )?;
+            }
+            Ok(())
+        })?;
         let mut builder = rootfs::app_image(layers, base, self.created, "olm image build")
             .entrypoint(vec![self.binary.install_path.clone()])
             .cmd(self.args.clone())

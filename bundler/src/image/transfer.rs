@@ -188,6 +188,29 @@ pub async fn pull_to_dir_with(
     platform: Option<&Platform>,
     dest: &Path,
 ) -> Result<PulledImage, TransferError> {
+    Ok(pull_layers(engine, reference, platform, dest, false)
+        .await?
+        .0)
+}
+
+/// [`pull_to_dir_with`] that also hands back the layer blobs (base first, each checked
+/// against its digest while it was unpacked), for readers of what each layer changed.
+pub async fn pull_to_dir_keeping_layers(
+    engine: &Engine,
+    reference: &str,
+    platform: Option<&Platform>,
+    dest: &Path,
+) -> Result<(PulledImage, Vec<super::blob::Blob>), TransferError> {
+    pull_layers(engine, reference, platform, dest, true).await
+}
+
+async fn pull_layers(
+    engine: &Engine,
+    reference: &str,
+    platform: Option<&Platform>,
+    dest: &Path,
+    keep: bool,
+) -> Result<(PulledImage, Vec<super::blob::Blob>), TransferError> {
     let opts = engine.options();
     let src = ImageRef::parse(reference)?;
     let from = endpoint(&src);
@@ -210,18 +233,25 @@ pub async fn pull_to_dir_with(
         .map(|d| copy::fetch_to_file(engine, source, d))
         .buffered(opts.concurrency.max(1));
     use futures::StreamExt as _;
+    let mut kept = Vec::new();
     while let Some(blob) = fetches.next().await {
         let blob = blob?;
         let root = dest.to_path_buf();
-        tokio::task::spawn_blocking(move || apply_layer(&root, &blob))
+        let blob = tokio::task::spawn_blocking(move || apply_layer(&root, &blob).map(|()| blob))
             .await
             .map_err(|e| TransferError::Unsupported(e.to_string()))??;
+        if keep {
+            kept.push(blob);
+        }
     }
-    Ok(PulledImage {
-        digest: m.digest,
-        config,
-        rootfs: dest.to_path_buf(),
-    })
+    Ok((
+        PulledImage {
+            digest: m.digest,
+            config,
+            rootfs: dest.to_path_buf(),
+        },
+        kept,
+    ))
 }
 
 /// `<repository>@sha256:...` for a registry reference (a tag resolved by the registry, a

@@ -216,6 +216,8 @@ pub struct OperatorImageRequest {
     pub revision: Option<String>,
     pub version: Option<String>,
     pub licenses: Option<String>,
+    /// License files copied into `/licenses/`.
+    pub license_files: Vec<PathBuf>,
     pub ca_certs: Option<PathBuf>,
     pub no_ca_certs: bool,
 }
@@ -265,6 +267,23 @@ pub fn operator_image(req: &OperatorImageRequest) -> Result<Artifact, OperatorIm
     spec.env = req.env.clone();
     spec.ca_bundle = ca_bundle(req.ca_certs.as_deref(), req.no_ca_certs);
     spec.labels = parse_labels(&req.labels).map_err(usage)?;
+    let mut names = std::collections::BTreeSet::new();
+    for f in &req.license_files {
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if !f.is_file() || name.is_empty() {
+            return Err(usage(format!(
+                "--license {}: not a readable file",
+                f.display()
+            )));
+        }
+        if !names.insert(name.to_string()) {
+            return Err(usage(format!(
+                "--license {}: another license file is named {name:?}",
+                f.display()
+            )));
+        }
+    }
+    spec.license_files = req.license_files.clone();
     for (key, value) in [
         (labels::SOURCE, &req.source),
         (labels::REVISION, &req.revision),

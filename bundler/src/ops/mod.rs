@@ -12,6 +12,7 @@ pub mod catalog_site;
 pub mod catalog_source;
 pub mod catalog_template;
 pub mod catalog_validate;
+pub mod check;
 pub mod deploy_generate;
 pub mod image_output;
 pub mod image_trust;

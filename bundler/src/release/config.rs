@@ -141,6 +141,46 @@ pub struct ReleaseConfig {
     pub deploy: Option<DeploySettings>,
     /// Sign every image the release makes (`olm release --sign-key` wins over it).
     pub signing: Option<SigningSettings>,
+    /// Labels of the operator image (certification asks for name, vendor, version, release,
+    /// summary, description, maintainer; `version` defaults to the release's).
+    #[serde(default)]
+    pub operator_labels: std::collections::BTreeMap<String, String>,
+    /// License files copied into the operator image's `/licenses/`.
+    #[serde(default)]
+    pub operator_licenses: Vec<PathBuf>,
+    /// preflight's checks on what the release made, before the bundle image is published.
+    #[serde(default)]
+    pub certify: CertifySettings,
+}
+
+/// `certify:` in release.yaml.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct CertifySettings {
+    /// Run the checks (default); `olm release --skip-checks` turns them off for one run.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// The operator image's container policy: `container`, `root`, `scratch-nonroot`,
+    /// `scratch-root` (Red Hat grants the scratch and root exceptions per project).
+    #[serde(default = "container_policy")]
+    pub container_policy: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn container_policy() -> String {
+    "container".into()
+}
+
+impl Default for CertifySettings {
+    fn default() -> Self {
+        CertifySettings {
+            enabled: true,
+            container_policy: container_policy(),
+        }
+    }
 }
 
 /// `signing`: the key the release signs its images with, cosign's way.
@@ -167,6 +207,7 @@ impl ReleaseConfig {
         cfg.catalog_olm_binaries.iter_mut().for_each(rel);
         rel(&mut cfg.catalog);
         rel(&mut cfg.layouts);
+        cfg.operator_licenses.iter_mut().for_each(rel);
         if let Some(p) = cfg.pinned_operator_image.as_mut() {
             rel(p);
         }

@@ -53,6 +53,8 @@ pub struct ReleaseRequest {
     pub olm_binary: PathBuf,
     /// Sign every image with this key (instead of the config's `signing.key`).
     pub sign_key: Option<PathBuf>,
+    /// Leave out the certification checks this once (`certify.enabled` in the config).
+    pub skip_checks: bool,
 }
 
 /// How the pipeline reports as it goes (the CLI prints these on stderr).
@@ -319,6 +321,11 @@ impl Plan {
         })
     }
 
+    /// Whether the certification checks run.
+    fn certify(&self) -> bool {
+        self.cfg.certify.enabled && !self.req.skip_checks
+    }
+
     fn destination(&self) -> String {
         match &self.req.registry {
             Some(r) => format!("registry {r}"),
@@ -408,7 +415,10 @@ pub async fn release(
     );
     let mut steps = Steps {
         rows: Vec::new(),
-        total: 8 + usize::from(plan.cfg.deploy.is_some()) + usize::from(plan.signer.is_some()),
+        total: 8
+            + usize::from(plan.cfg.deploy.is_some())
+            + usize::from(plan.signer.is_some())
+            + usize::from(plan.certify()),
         renames: vec![
             (
                 plan.stage_catalog.display().to_string(),
@@ -440,6 +450,13 @@ pub async fn release(
         "crd upgrade check",
         steps::crd_upgrade_check(&plan, &mut steps)
     );
+    if plan.certify() {
+        step!(
+            steps,
+            "certification checks",
+            steps::certify(&plan, &images[0], &mut steps).await
+        );
+    }
     let bundle = step!(steps, "bundle image", steps::bundle_image(&plan).await);
     let bundle_ref = bundle.pinned.clone();
     images.push(bundle);

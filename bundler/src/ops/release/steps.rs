@@ -70,6 +70,16 @@ pub(super) async fn operator_image(
     spec.created = plan.epoch;
     spec.labels
         .insert(labels::VERSION.to_string(), plan.version.to_string());
+    for (k, v) in &cfg.operator_labels {
+        spec.labels.insert(k.clone(), v.clone());
+    }
+    spec.labels
+        .entry("version".to_string())
+        .or_insert_with(|| plan.version.to_string());
+    if let Some(missing) = cfg.operator_licenses.iter().find(|l| !l.is_file()) {
+        bail!("operator-licenses: {} is not a file", missing.display());
+    }
+    spec.license_files = cfg.operator_licenses.clone();
     let image = spec
         .build_all(&cfg.operator_binaries)
         .with_context(|| format!("building the image of {}", binary.display()))?;
@@ -614,4 +624,83 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 fn ca_bundle() -> Option<PathBuf> {
     let p = PathBuf::from(rootfs::HOST_CA_BUNDLE);
     p.is_file().then_some(p)
+}
+
+/// The certification checks on what the release made, before the bundle image is published:
+/// preflight's operator policy on the staged bundle (offline: DeployableByOLM needs a
+/// cluster) and its container policy on the operator image. A failed check stops the release
+/// with the checks' summary, every failure's fix in it.
+pub(super) async fn certify(plan: &Plan, operator: &MadeImage, steps: &mut Steps<'_>) -> Step<()> {
+    use crate::certify::container::Policy;
+    use crate::ops::check::{self, ArtifactOptions};
+    let policy = Policy::parse(&plan.cfg.certify.container_policy)
+        .map_err(|e| anyhow!("certify.container-policy: {e}"))?;
+    let bundle_req = check::operator::OperatorRequest {
+        bundle: plan.stage_bundle.display().to_string(),
+        registry: plan.req.registry_opts.clone(),
+        cluster: None,
+        no_cluster_reason:
+            "needs a cluster: run `olm check operator <bundle image> --kubeconfig ...`".into(),
+        artifacts: ArtifactOptions::default(),
+    };
+    let operator_report = check::operator::check(&bundle_req, &mut crate::deploy::flow::Silent)
+        .await
+        .context("checking the bundle")?;
+    let container_req = check::container::ContainerRequest {
+        image: operator.location.clone(),
+        policy,
+        platform: None,
+        repository: Some(plan.publisher.repository(&plan.cfg.images.operator)),
+        registry: plan.req.registry_opts.clone(),
+        artifacts: ArtifactOptions::default(),
+    };
+    let container_report = check::container::check(&container_req)
+        .await
+        .context("checking the operator image")?;
+    let shown = plan.settings.output.display().to_string();
+    let stage = plan.stage_bundle.display().to_string();
+    for (report, title) in [
+        (&operator_report, format!("operator policy on {shown}")),
+        (
+            &container_report,
+            format!("{} policy on {}", policy.as_str(), operator.pinned),
+        ),
+    ] {
+        if !report.passed_what_ran() {
+            bail!(
+                "preflight's {title} failed:\n{}",
+                report.to_text(&title).replace(&stage, &shown)
+            );
+        }
+    }
+    for r in operator_report
+        .results
+        .iter()
+        .chain(&container_report.results)
+    {
+        if r.bucket() == crate::certify::Bucket::Warned {
+            steps.warn(&format!("{}: {}", r.check.name, r.fixes.join("; ")));
+        }
+    }
+    let count = |r: &crate::certify::report::Report| {
+        r.results
+            .iter()
+            .filter(|x| x.verdict == crate::certify::Verdict::Passed)
+            .count()
+    };
+    let not_run = operator_report.not_run();
+    Ok((
+        (),
+        format!(
+            "operator policy: {} passed{}; {} policy: {} passed",
+            count(&operator_report),
+            if not_run.is_empty() {
+                String::new()
+            } else {
+                format!(", not run: {}", not_run.join(", "))
+            },
+            policy.as_str(),
+            count(&container_report)
+        ),
+    ))
 }
