@@ -16,6 +16,7 @@
 pub mod atomic_write;
 pub mod bundle;
 pub mod catalog;
+pub mod confined;
 pub mod deploy;
 pub mod grammar;
 pub mod hub;

@@ -11,11 +11,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("grammar", &[]),
     ("yaml", &[]),
     ("atomic_write", &[]),
+    ("confined", &[]),
     ("parallel", &[]),
     ("reproducible", &["grammar"]),
     (
         "image",
-        &["grammar", "atomic_write", "parallel", "reproducible"],
+        &[
+            "grammar",
+            "atomic_write",
+            "confined",
+            "parallel",
+            "reproducible",
+        ],
     ),
     (
         "bundle",
@@ -24,6 +31,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -36,6 +44,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -48,6 +57,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -61,6 +71,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -75,6 +86,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -90,6 +102,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -107,6 +120,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -299,3 +313,4 @@ fn the_serve_runtime_reads_no_catalog_after_start_up() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
