@@ -188,7 +188,8 @@ pub async fn pull_catalog(
 }
 
 /// Whether the image carries our serve cache (`/tmp/cache/olm-serve.v1`) as real
-/// directories, no link on the way: the cache is then used by its path in the image.
+/// directories and files, no link on the way or in it: the cache is then used by its path in
+/// the image. An image whose cache holds a link has it rebuilt in a directory of ours.
 fn image_cache(tree: &Tree) -> bool {
     let mut at = RelPath::root();
     let names = CACHE_DIR
@@ -207,7 +208,10 @@ fn image_cache(tree: &Tree) -> bool {
         }
         at = next;
     }
-    true
+    let cache = at.parent().unwrap_or_default();
+    tree.subtree(&cache)
+        .links_and_specials()
+        .is_ok_and(|found| found.is_empty())
 }
 
 /// The catalog `arg` names: an existing directory or file as it is (a tree read with host
