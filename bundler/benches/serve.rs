@@ -19,6 +19,7 @@ use criterion::Criterion;
 use futures::StreamExt;
 #[path = "../tests/support/synth.rs"]
 mod synth;
+use olm_bundler::confined::Tree;
 use olm_bundler::serve::index::cache::{self, Integrity};
 use olm_bundler::serve::proto::api::{self, registry_client::RegistryClient};
 use olm_bundler::serve::runtime::server;
@@ -74,10 +75,10 @@ fn datasets(tmp: &Path) -> Vec<(String, PathBuf)> {
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
-    olm_bundler::catalog::load::catalog_files(dir)
+    olm_bundler::catalog::load::catalog_files(&Tree::host(dir))
         .map(|fs| {
             fs.iter()
-                .filter_map(|f| std::fs::metadata(f).ok())
+                .filter_map(|f| std::fs::metadata(&f.path).ok())
                 .map(|m| m.len())
                 .sum()
         })
@@ -95,13 +96,15 @@ fn criterion_part(c: &mut Criterion, sets: &[(String, PathBuf)], rt: &tokio::run
         g.bench_function(format!("from_files/{name}"), |b| {
             b.iter(|| {
                 let _ = std::fs::remove_dir_all(cache_dir.path());
-                cache::build_cache(dir, cache_dir.path()).expect("build");
-                cache::open(dir, cache_dir.path(), Integrity::Enforce).expect("open")
+                cache::build_cache(&Tree::host(dir), cache_dir.path()).expect("build");
+                cache::open(&Tree::host(dir), cache_dir.path(), Integrity::Enforce).expect("open")
             })
         });
-        cache::build_cache(dir, cache_dir.path()).expect("build");
+        cache::build_cache(&Tree::host(dir), cache_dir.path()).expect("build");
         g.bench_function(format!("from_cache/{name}"), |b| {
-            b.iter(|| cache::open(dir, cache_dir.path(), Integrity::Enforce).expect("open"))
+            b.iter(|| {
+                cache::open(&Tree::host(dir), cache_dir.path(), Integrity::Enforce).expect("open")
+            })
         });
     }
     g.finish();
@@ -113,8 +116,9 @@ fn criterion_part(c: &mut Criterion, sets: &[(String, PathBuf)], rt: &tokio::run
         .filter(|(n, _)| n.contains("v4.20") || n.contains("x1"))
     {
         let cache_dir = tempfile::tempdir().expect("tempdir");
-        cache::build_cache(dir, cache_dir.path()).expect("build");
-        let (store, _) = cache::open(dir, cache_dir.path(), Integrity::Enforce).expect("open");
+        cache::build_cache(&Tree::host(dir), cache_dir.path()).expect("build");
+        let (store, _) =
+            cache::open(&Tree::host(dir), cache_dir.path(), Integrity::Enforce).expect("open");
         let keys = keys_of(&store);
         let store = Arc::new(store);
         let (addr, stop) = rt.block_on(start_in_process(store));
@@ -344,8 +348,9 @@ fn load_part(sets: &[(String, PathBuf)], rt: &tokio::runtime::Runtime) {
             let rss_files = rss_kb(p.0.id());
             drop(p);
             let cache_dir = tempfile::tempdir().expect("tempdir");
-            cache::build_cache(dir, cache_dir.path()).expect("build cache");
-            let (store, _) = cache::open(dir, cache_dir.path(), Integrity::Enforce).expect("open");
+            cache::build_cache(&Tree::host(dir), cache_dir.path()).expect("build cache");
+            let (store, _) =
+                cache::open(&Tree::host(dir), cache_dir.path(), Integrity::Enforce).expect("open");
             let entries = store.entry_count();
             drop(store);
             // Best of three: the first start pays for cold page cache.
@@ -378,8 +383,9 @@ fn load_part(sets: &[(String, PathBuf)], rt: &tokio::runtime::Runtime) {
     {
         rt.block_on(async {
             let cache_dir = tempfile::tempdir().expect("tempdir");
-            cache::build_cache(dir, cache_dir.path()).expect("build cache");
-            let (store, _) = cache::open(dir, cache_dir.path(), Integrity::Enforce).expect("open");
+            cache::build_cache(&Tree::host(dir), cache_dir.path()).expect("build cache");
+            let (store, _) =
+                cache::open(&Tree::host(dir), cache_dir.path(), Integrity::Enforce).expect("open");
             let keys = Arc::new(keys_of(&store));
             drop(store);
             let (p, addr, _) = spawn_serving(dir, Some(cache_dir.path())).await;

@@ -18,6 +18,7 @@ pub mod atomic_write;
 pub mod bundle;
 pub mod catalog;
 pub mod certify;
+pub mod confined;
 pub mod deploy;
 pub mod grammar;
 pub mod hub;

@@ -675,7 +675,7 @@ fn upgrade_catalog_chains_to_the_installed_head_only() {
     let tmp = tempfile::tempdir().unwrap();
     let read = |v: &str| {
         read_bundle(
-            &bundle_dir(tmp.path(), "demo", v),
+            &olm_bundler::confined::Tree::host(&bundle_dir(tmp.path(), "demo", v)),
             &format!("registry.test/demo-bundle:v{v}"),
         )
         .unwrap()

@@ -11,11 +11,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("grammar", &[]),
     ("yaml", &[]),
     ("atomic_write", &[]),
+    ("confined", &[]),
     ("parallel", &[]),
     ("reproducible", &["grammar"]),
     (
         "image",
-        &["grammar", "atomic_write", "parallel", "reproducible"],
+        &[
+            "grammar",
+            "atomic_write",
+            "confined",
+            "parallel",
+            "reproducible",
+        ],
     ),
     (
         "bundle",
@@ -24,6 +31,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -36,6 +44,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -48,6 +57,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -73,6 +83,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -87,6 +98,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -102,6 +114,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -120,6 +133,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "grammar",
             "yaml",
             "atomic_write",
+            "confined",
             "parallel",
             "reproducible",
         ],
@@ -312,4 +326,215 @@ fn the_serve_runtime_reads_no_catalog_after_start_up() {
         }
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The modules that read what an image or a mirror archive holds (or hand it on): every path
+/// they name from outside data is a `confined::RelPath`, opened through a `confined::Tree`.
+const READERS: &[&str] = &[
+    "catalog/load.rs",
+    "catalog/render.rs",
+    "catalog/sqlite/mod.rs",
+    "bundle/load.rs",
+    "bundle/validate",
+    "ops/catalog_source.rs",
+    "ops/catalog_render.rs",
+    "ops/bundle_source.rs",
+    "ops/mirror/archive.rs",
+    "ops/mirror/mod.rs",
+    "deploy/bundle_catalog.rs",
+    "image/transfer.rs",
+];
+
+/// Host file-system calls: in a reader, each is the caller's own path or a name of ours, and
+/// says so with a `// host: <why>` comment on its line or the line above.
+const HOST_CALLS: &[&str] = &[
+    "File::open(",
+    "File::create(",
+    ".is_dir()",
+    ".is_file()",
+    ".exists()",
+    ".is_symlink()",
+    ".canonicalize()",
+    "open_ambient_dir(",
+    "tempdir_in(",
+];
+
+/// Whether the argument of a `.join(` is a name of ours: a string literal, or a constant
+/// (`CATALOGS`, `archive::IMAGES`, `CACHE_DIR.trim_start_matches('/')`).
+fn constant_argument(arg: &str) -> bool {
+    let arg = arg.trim().trim_start_matches('&');
+    if arg.starts_with('"') {
+        return true;
+    }
+    let head: String = arg
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+        .collect();
+    let last = head.rsplit("::").next().unwrap_or_default();
+    let is_const = !last.is_empty()
+        && last.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && last
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    let rest = &arg[head.len()..];
+    is_const && (rest.is_empty() || rest.starts_with('.'))
+}
+
+/// The arguments of every `.join(` on `line`.
+fn join_arguments(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(i) = rest.find(".join(") {
+        let args = &rest[i + ".join(".len()..];
+        let mut depth = 0;
+        let mut end = args.len();
+        for (j, c) in args.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' if depth == 0 => {
+                    end = j;
+                    break;
+                }
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        out.push(&args[..end]);
+        rest = args;
+    }
+    out
+}
+
+/// What the rule finds wrong on the code lines of one file (`reader`: one of [`READERS`]).
+/// A line is excused by `// host: <why>` on it; a `// host: <why>` line above a statement
+/// excuses the statement (up to a line ending in `;`, `{` or `}`).
+fn host_path_findings(text: &str, reader: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut excusing = false;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if code.starts_with("// host:") {
+            excusing = true;
+            continue;
+        }
+        let excused = excusing || line.contains("// host:");
+        if excusing && !code.starts_with("//") {
+            excusing = !code.trim_end().ends_with([';', '{', '}']);
+        }
+        if code.starts_with("//") || excused {
+            continue;
+        }
+        let code = code.split(" // ").next().unwrap_or(code);
+        let mut why = Vec::new();
+        // Anywhere: an image's files or labels never meet a host path.
+        let builds = [".join(", "Path::new(", "PathBuf::from("];
+        let image_data = [".rootfs", "rootfs.", "labels"];
+        if image_data.iter().any(|d| code.contains(d)) && builds.iter().any(|b| code.contains(b)) {
+            why.push("an image's rootfs or label made into a host path (use confined::Tree)");
+        }
+        if reader {
+            if join_arguments(code).iter().any(|a| !constant_argument(a)) {
+                why.push(
+                    "`.join(` of a name that is not a constant of ours (use confined::RelPath)",
+                );
+            }
+            // `std::fs::read(..)` and the like; the `std::fs::File` type alone is no call.
+            let fs_call = code
+                .match_indices("std::fs::")
+                .any(|(i, m)| code[i + m.len()..].starts_with(|c: char| c.is_ascii_lowercase()));
+            if fs_call || HOST_CALLS.iter().any(|c| code.contains(c)) {
+                why.push("a host file-system call (read through confined::Tree)");
+            }
+        }
+        for w in why {
+            out.push(format!("{}: {w}: {}", n + 1, code.trim()));
+        }
+    }
+    out
+}
+
+/// docs/architecture.md's rule: outside data never becomes a `PathBuf` joined onto a host
+/// path. In the modules that read images and archives, a host path or a `.join(` of
+/// anything but a constant of ours must say why it is the caller's own (`// host: ...`);
+/// everywhere, an image's rootfs or labels never meet `.join(`, `Path::new` or
+/// `PathBuf::from`. `confined/` (the one place that opens host paths for the rest) and the
+/// unpacker (which resolves entry names through its own handles) are the exceptions.
+#[test]
+fn outside_data_never_joins_a_host_path() {
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut broken = Vec::new();
+    let mut readers_seen = BTreeSet::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel.starts_with("confined/") || rel.starts_with("image/unpack/") {
+            continue;
+        }
+        let reader = READERS.iter().find(|r| rel.starts_with(*r));
+        if let Some(r) = reader {
+            readers_seen.insert(*r);
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for finding in host_path_findings(&text, reader.is_some()) {
+            broken.push(format!("{rel}:{finding}"));
+        }
+    }
+    let missing: Vec<_> = READERS
+        .iter()
+        .filter(|r| !readers_seen.contains(*r))
+        .collect();
+    assert!(missing.is_empty(), "READERS names no file: {missing:?}");
+    assert!(
+        broken.is_empty(),
+        "outside data near a host path (docs/architecture.md, \"Outside data\"):\n{}",
+        broken.join("\n")
+    );
+}
+
+/// The rule bites on the shapes it exists for (the configs label joined onto the rootfs, an
+/// archive's catalogDir joined onto the archive) and lets constants and excused lines pass.
+#[test]
+fn the_host_path_rule_catches_the_old_joins() {
+    let bad = [
+        "        let configs = self.pulled.rootfs.join(label.trim_start_matches('/'));",
+        "    let root = pulled.rootfs.join(configs.trim_start_matches('/'));",
+        "    let catalog_dir = dir.join(&entry.catalog_dir);",
+        "        let p = Path::new(&labels[KEY]);",
+        "    let text = std::fs::read_to_string(path)?;",
+        "    let f = std::fs::File::open(root.join(name))?;",
+        "    if dir.join(\"manifests\").is_dir() {",
+        "    // host: one statement\n    let a = x.exists();\n    let b = y.exists();",
+    ];
+    for line in bad {
+        assert!(
+            !host_path_findings(line, true).is_empty(),
+            "not caught: {line}"
+        );
+    }
+    assert!(!host_path_findings(bad[0], false).is_empty());
+    let good = [
+        "    let layout = Layout::new(dir.join(archive::IMAGES));",
+        "    let c = CACHE_DIR.trim_start_matches('/'); let x = a.join(\", \");",
+        "    let m = dir.join(MANIFEST); // host: the archive the user named",
+        "    // host: the user's own directory\n    if path.is_dir() {",
+        "    // host: the user's own argument\n    a.b()\n        || x.exists()\n}",
+        "    let cfg = load::load_tree(&tree)?;",
+        "    let ca = PathBuf::from(rootfs::HOST_CA_BUNDLE); fn f(x: &std::fs::File) {}",
+        "#[cfg(test)]\n    let t = std::fs::read(p);",
+    ];
+    for text in good {
+        assert_eq!(
+            host_path_findings(text, true),
+            Vec::<String>::new(),
+            "{text}"
+        );
+    }
 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use olm_bundler::catalog::model::Model;
+use olm_bundler::confined::Tree;
 use olm_bundler::serve::index::build;
 use olm_bundler::serve::index::cache::{self, CacheError, Integrity};
 use olm_bundler::serve::proto::api::{self, registry_client::RegistryClient};
@@ -95,8 +96,9 @@ async fn start(store: Store) -> Running {
 
 /// Serves `root` from a freshly built cache directory (the production path).
 async fn start_cached(root: &Path, cache_dir: &Path) -> Running {
-    cache::build_cache(root, cache_dir).expect("build cache");
-    let (store, stats) = cache::open(root, cache_dir, Integrity::Enforce).expect("open cache");
+    cache::build_cache(&Tree::host(root), cache_dir).expect("build cache");
+    let (store, stats) =
+        cache::open(&Tree::host(root), cache_dir, Integrity::Enforce).expect("open cache");
     assert!(!stats.rebuilt);
     start(store).await
 }
@@ -779,23 +781,43 @@ fn cache_integrity_is_enforced_and_rebuilt() {
     let cache_dir = tempfile::tempdir().unwrap();
 
     // Nothing cached yet: enforcing fails clearly, rebuilding works.
-    let err = cache::open(src.path(), cache_dir.path(), Integrity::Enforce).unwrap_err();
+    let err = cache::open(
+        &Tree::host(src.path()),
+        cache_dir.path(),
+        Integrity::Enforce,
+    )
+    .unwrap_err();
     assert!(matches!(err, CacheError::Missing(_)), "{err}");
     assert!(
         err.to_string()
             .starts_with("integrity check failed: read existing cache digest")
     );
-    let (_, stats) = cache::open(src.path(), cache_dir.path(), Integrity::Rebuild).unwrap();
+    let (_, stats) = cache::open(
+        &Tree::host(src.path()),
+        cache_dir.path(),
+        Integrity::Rebuild,
+    )
+    .unwrap();
     assert!(stats.rebuilt);
-    let (_, stats) = cache::open(src.path(), cache_dir.path(), Integrity::Enforce).unwrap();
+    let (_, stats) = cache::open(
+        &Tree::host(src.path()),
+        cache_dir.path(),
+        Integrity::Enforce,
+    )
+    .unwrap();
     assert!(!stats.rebuilt);
-    assert!(cache::is_fresh(src.path(), cache_dir.path()).unwrap());
+    assert!(cache::is_fresh(&Tree::host(src.path()), cache_dir.path()).unwrap());
 
     // Edit the catalog: stale.
     let text = std::fs::read_to_string(&cat).unwrap();
     std::fs::write(&cat, text.replace("alpha is gone", "alpha is really gone")).unwrap();
-    assert!(!cache::is_fresh(src.path(), cache_dir.path()).unwrap());
-    let err = cache::open(src.path(), cache_dir.path(), Integrity::Enforce).unwrap_err();
+    assert!(!cache::is_fresh(&Tree::host(src.path()), cache_dir.path()).unwrap());
+    let err = cache::open(
+        &Tree::host(src.path()),
+        cache_dir.path(),
+        Integrity::Enforce,
+    )
+    .unwrap_err();
     let msg = err.to_string();
     assert!(
         msg.starts_with(
@@ -804,7 +826,12 @@ fn cache_integrity_is_enforced_and_rebuilt() {
         "{msg}"
     );
     assert!(msg.contains("but computed digest is"), "{msg}");
-    let (store, stats) = cache::open(src.path(), cache_dir.path(), Integrity::Rebuild).unwrap();
+    let (store, stats) = cache::open(
+        &Tree::host(src.path()),
+        cache_dir.path(),
+        Integrity::Rebuild,
+    )
+    .unwrap();
     assert!(stats.rebuilt);
     assert_eq!(
         store
@@ -819,12 +846,12 @@ fn cache_integrity_is_enforced_and_rebuilt() {
 
     // A file added next to the catalog counts too.
     std::fs::write(src.path().join("extra.json"), "").unwrap();
-    assert!(!cache::is_fresh(src.path(), cache_dir.path()).unwrap());
+    assert!(!cache::is_fresh(&Tree::host(src.path()), cache_dir.path()).unwrap());
 
     // Foreign contents in the cache dir are refused, not overwritten.
     let foreign = tempfile::tempdir().unwrap();
     std::fs::create_dir(foreign.path().join("pogreb.v1")).unwrap();
-    let err = cache::build_cache(src.path(), foreign.path()).unwrap_err();
+    let err = cache::build_cache(&Tree::host(src.path()), foreign.path()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "cache directory has unexpected contents: pogreb.v1"
@@ -837,7 +864,7 @@ fn cache_integrity_is_enforced_and_rebuilt() {
     )
     .unwrap();
     let bad = tempfile::tempdir().unwrap();
-    let err = cache::build_cache(src.path(), bad.path()).unwrap_err();
+    let err = cache::build_cache(&Tree::host(src.path()), bad.path()).unwrap_err();
     assert!(err.to_string().contains("invalid catalog"), "{err}");
     assert!(!bad.path().join("olm-serve.v1/index.pb").exists());
 }
@@ -848,8 +875,8 @@ fn a_cached_store_answers_like_an_in_memory_one() {
     let (model, _) = Model::load(&root).unwrap();
     let mem = build::in_memory(&model, &[]);
     let dir = tempfile::tempdir().unwrap();
-    cache::build_cache(&root, dir.path()).unwrap();
-    let (disk, _) = cache::open(&root, dir.path(), Integrity::Enforce).unwrap();
+    cache::build_cache(&Tree::host(&root), dir.path()).unwrap();
+    let (disk, _) = cache::open(&Tree::host(&root), dir.path(), Integrity::Enforce).unwrap();
     assert_eq!(mem.entry_count(), disk.entry_count());
     for (a, b) in mem.entries().zip(disk.entries()) {
         assert_eq!(
@@ -871,8 +898,13 @@ fn stub_csvs_are_built_per_request_from_one_copy_of_the_icon() {
     };
     synth::write(src.path(), &shape, synth::Syntax::Yaml).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    cache::build_cache_with(src.path(), dir.path(), cache::Durability::Scratch).unwrap();
-    let (store, _) = cache::open(src.path(), dir.path(), Integrity::Enforce).unwrap();
+    cache::build_cache_with(
+        &Tree::host(src.path()),
+        dir.path(),
+        cache::Durability::Scratch,
+    )
+    .unwrap();
+    let (store, _) = cache::open(&Tree::host(src.path()), dir.path(), Integrity::Enforce).unwrap();
     let payloads = std::fs::read(dir.path().join("olm-serve.v1/payloads.bin")).unwrap();
     let mut bundles = 0;
     for e in store.entries() {

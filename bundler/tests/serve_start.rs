@@ -24,6 +24,7 @@ fn loopback() -> SocketAddr {
 fn request(cache_dir: Option<PathBuf>) -> ServeRequest {
     ServeRequest {
         catalog: catalog(),
+        confined_configs: None,
         grpc_addr: loopback(),
         cache_dir,
         cache_only: false,

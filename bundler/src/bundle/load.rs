@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::confined::{EntryKind, RelPath, Tree};
 use crate::yaml::{self, YamlError};
 
 /// Annotation keys of `metadata/annotations.yaml` (and the bundle image labels).
@@ -66,7 +67,10 @@ impl Manifest {
 /// A bundle directory as read from disk, before validation.
 #[derive(Debug, Clone, Default)]
 pub struct BundleDir {
+    /// The bundle's root as messages show it.
     pub root: PathBuf,
+    /// Where its files are read from (confined to the image for a pulled bundle image).
+    pub tree: Tree,
     /// `metadata/annotations.yaml` `annotations:` map; `None` when the file is missing.
     pub annotations: Option<BTreeMap<String, String>>,
     /// Every object of every file in `manifests/`, in file-name order then document order.
@@ -114,14 +118,22 @@ pub enum LoadError {
     },
 }
 
-fn sorted_entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, YamlError> {
-    let rd = std::fs::read_dir(dir).map_err(|source| YamlError::Io {
-        path: dir.to_path_buf(),
+/// The entries of `dir` in `tree`, sorted by name, as a path in the bundle and its kind
+/// (a link not followed).
+fn sorted_entries(tree: &Tree, dir: &RelPath) -> Result<Vec<(RelPath, EntryKind)>, YamlError> {
+    let entries = tree.read_dir(dir).map_err(|source| YamlError::Io {
+        path: tree.shown(dir),
         source,
     })?;
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    Ok(entries)
+    Ok(entries
+        .into_iter()
+        .filter_map(|(name, kind)| Some((dir.child(&name).ok()?, kind)))
+        .collect())
+}
+
+/// A fixed path of a bundle (`manifests`, `metadata/annotations.yaml`).
+fn at(path: &str) -> RelPath {
+    RelPath::parse(path).unwrap_or_default()
 }
 
 /// The largest manifests/ file read (a bundle image holds a few MB; a Kubernetes object is
@@ -144,10 +156,12 @@ struct Decoded {
 
 /// The documents of one manifests/ file, or why it holds none (naming `rel`, its path in the
 /// bundle, and the line).
-fn decode_manifest_file(path: &Path, rel: &Path) -> Result<Decoded, String> {
-    // Follows a symbolic link, as opm opens the file it names; the read itself is bounded.
-    let bytes = crate::image::limits::read_file(path, "a bundle manifest", MAX_MANIFEST_FILE)
-        .map_err(|e| e.to_string())?;
+fn decode_manifest_file(tree: &Tree, file: &RelPath, rel: &Path) -> Result<Decoded, String> {
+    // Follows a symbolic link (inside the image for a pulled one), as opm opens the file it
+    // names; the read itself is bounded.
+    let bytes =
+        crate::image::limits::read_tree_file(tree, file, "a bundle manifest", MAX_MANIFEST_FILE)
+            .map_err(|e| e.to_string())?;
     let size = bytes.len() as u64;
     let text = yaml::utf8(rel, &bytes).map_err(|e| format!("{e} (a binary file?)"))?;
     match yaml::parse_documents(rel, text) {
@@ -196,34 +210,44 @@ fn first_document(text: &str) -> Option<&str> {
 }
 
 impl BundleDir {
-    /// Reads the bundle rooted at `root`.
+    /// Reads the bundle rooted at `root`, a directory the user named.
     pub fn load(root: &Path) -> Result<Self, LoadError> {
-        if !root.is_dir() {
-            return Err(LoadError::NotADirectory(root.to_path_buf()));
+        Self::load_tree(&Tree::host(root))
+    }
+
+    /// Reads the bundle `tree` holds (an unpacked bundle image, read confined to it).
+    pub fn load_tree(tree: &Tree) -> Result<Self, LoadError> {
+        let root = tree.shown_root();
+        if !tree.is_dir(&RelPath::root()) {
+            return Err(LoadError::NotADirectory(root));
         }
         let mut b = BundleDir {
-            root: root.to_path_buf(),
+            root,
+            tree: tree.clone(),
             ..Default::default()
         };
 
-        let manifests_dir = root.join("manifests");
-        if manifests_dir.is_dir() {
+        let manifests_dir = at("manifests");
+        if tree.is_dir(&manifests_dir) {
             b.has_manifests_dir = true;
             let mut total = 0u64;
-            for entry in sorted_entries(&manifests_dir)? {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let rel = Path::new("manifests").join(&name);
-                let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-                if is_dir || name.starts_with('.') {
+            for (file, kind) in sorted_entries(tree, &manifests_dir)? {
+                let name = file
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                let rel = file.as_relative_path();
+                if kind == EntryKind::Dir || name.starts_with('.') {
                     b.unexpected_entries.push(rel);
                     continue;
                 }
-                match decode_manifest_file(&entry.path(), &rel) {
+                match decode_manifest_file(tree, &file, &rel) {
                     Ok(d) => {
                         total += d.size;
                         if total > MAX_MANIFESTS_TOTAL {
                             return Err(LoadError::TooLarge {
-                                dir: manifests_dir,
+                                dir: tree.shown(&manifests_dir),
                                 limit_mib: MAX_MANIFESTS_TOTAL >> 20,
                             });
                         }
@@ -241,47 +265,61 @@ impl BundleDir {
             }
         }
 
-        let metadata_dir = root.join("metadata");
-        if metadata_dir.is_dir() {
+        if tree.is_dir(&at("metadata")) {
             b.has_metadata_dir = true;
-            let ann = metadata_dir.join("annotations.yaml");
-            if ann.is_file() {
-                b.annotations = Some(load_annotations(&ann)?);
+            let ann = at("metadata/annotations.yaml");
+            if tree.is_file(&ann) {
+                b.annotations = Some(annotations_of(&tree.shown(&ann), &read(tree, &ann)?)?);
             }
             for (file, key) in [
-                ("dependencies.yaml", "dependencies"),
-                ("properties.yaml", "properties"),
+                ("metadata/dependencies.yaml", "dependencies"),
+                ("metadata/properties.yaml", "properties"),
             ] {
-                match load_list(&metadata_dir.join(file), key) {
+                match load_list(tree, &at(file), key) {
                     Ok(list) if key == "dependencies" => b.dependencies = list,
                     Ok(list) => b.properties = list,
-                    Err(e) => b
-                        .skipped_metadata
-                        .push((Path::new("metadata").join(file), e.to_string())),
+                    Err(e) => b.skipped_metadata.push((file.into(), e.to_string())),
                 }
             }
         }
 
-        let scorecard = root.join("tests/scorecard");
-        if scorecard.is_dir() {
-            for entry in sorted_entries(&scorecard)? {
-                if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
-                    b.scorecard_files
-                        .push(Path::new("tests/scorecard").join(entry.file_name()));
+        let scorecard = at("tests/scorecard");
+        if tree.is_dir(&scorecard) {
+            for (file, kind) in sorted_entries(tree, &scorecard)? {
+                if kind == EntryKind::File {
+                    b.scorecard_files.push(file.as_relative_path());
                 }
             }
         }
         Ok(b)
     }
 
+    /// Whether `rel` (a path in the bundle, as [`BundleDir::unexpected_entries`] holds them)
+    /// is a directory.
+    pub fn is_dir_at(&self, rel: &Path) -> bool {
+        RelPath::parse_os(rel.as_os_str()).is_ok_and(|r| self.tree.is_dir(&r))
+    }
+
+    /// The text of the file `rel` of the bundle, when it can be read.
+    pub fn read_text(&self, rel: &Path) -> Option<String> {
+        let rel = RelPath::parse_os(rel.as_os_str()).ok()?;
+        String::from_utf8(self.tree.read(&rel).ok()?).ok()
+    }
+
     /// Reads the bundle rooted at `root`, refusing a manifests/ file that does not decode.
     /// For the commands with no opm counterpart to match (CRD upgrade checks, OLM v1's
     /// verdicts): leaving out a CRD that does not parse would check nothing and pass.
     pub fn load_strict(root: &Path) -> Result<Self, LoadError> {
-        let b = Self::load(root)?;
+        Self::load_tree_strict(&Tree::host(root))
+    }
+
+    /// [`BundleDir::load_strict`] of the bundle `tree` holds.
+    pub fn load_tree_strict(tree: &Tree) -> Result<Self, LoadError> {
+        let b = Self::load_tree(tree)?;
         match b.undecoded.first() {
             Some((file, why)) => Err(LoadError::Undecodable {
-                file: root.join(file),
+                // host: for the message only (the file was read through the tree)
+                file: b.root.join(file),
                 why: why.clone(),
             }),
             None => Ok(b),
@@ -306,10 +344,23 @@ impl BundleDir {
     }
 }
 
+/// The whole file `rel` of `tree`.
+fn read(tree: &Tree, rel: &RelPath) -> Result<Vec<u8>, YamlError> {
+    tree.read(rel).map_err(|source| YamlError::Io {
+        path: tree.shown(rel),
+        source,
+    })
+}
+
 /// Reads `annotations.yaml`: a top-level `annotations` map of strings. Non-string scalars are
 /// kept as their YAML text (validation flags them), nested values are an error.
 pub fn load_annotations(path: &Path) -> Result<BTreeMap<String, String>, LoadError> {
-    let doc: Value = yaml::load_one(path)?;
+    annotations_of(path, &yaml::read_file(path)?)
+}
+
+/// [`load_annotations`] of the bytes of the file `path`.
+fn annotations_of(path: &Path, bytes: &[u8]) -> Result<BTreeMap<String, String>, LoadError> {
+    let doc: Value = yaml::parse_one(path, yaml::utf8(path, bytes)?)?;
     let Some(map) = doc.get("annotations").and_then(Value::as_object) else {
         return Err(LoadError::Shape {
             path: path.to_path_buf(),
@@ -336,11 +387,13 @@ pub fn load_annotations(path: &Path) -> Result<BTreeMap<String, String>, LoadErr
     Ok(out)
 }
 
-fn load_list(path: &Path, key: &str) -> Result<Vec<Value>, LoadError> {
-    if !path.is_file() {
+fn load_list(tree: &Tree, rel: &RelPath, key: &str) -> Result<Vec<Value>, LoadError> {
+    if !tree.is_file(rel) {
         return Ok(Vec::new());
     }
-    let doc: Value = yaml::load_one(path)?;
+    let path = tree.shown(rel);
+    let doc: Value = yaml::parse_one(&path, yaml::utf8(&path, &read(tree, rel)?)?)?;
+    let path = path.as_path();
     match doc.get(key) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => Ok(items.clone()),

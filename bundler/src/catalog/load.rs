@@ -22,6 +22,7 @@ use super::declcfg::{
 };
 use super::ignore::IgnoreSet;
 use super::property::{Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA};
+use crate::confined::{self, EntryKind, RelPath, Tree};
 use crate::yaml::{self, PropertyRead, YamlError};
 
 /// A catalog file or blob that cannot be read.
@@ -33,6 +34,8 @@ pub enum LoadError {
     Blob { at: Source, message: String },
     #[error("{0}: no such file or directory")]
     Missing(PathBuf),
+    #[error("{0}: a symbolic link that leads out of the image or archive being read; refused")]
+    Outside(PathBuf),
 }
 
 /// All the files that failed, in path order.
@@ -64,89 +67,136 @@ pub enum Keep {
     Structure,
 }
 
-/// Loads every catalog file under `root` (or `root` itself when it is a file).
+/// Loads every catalog file under `root` (or `root` itself when it is a file), a directory
+/// the user named.
 pub fn load_dir(root: &Path) -> Result<DeclarativeConfig, LoadErrors> {
     load_dir_keeping(root, Keep::All)
 }
 
 /// [`load_dir`], keeping only what `keep` says.
 pub fn load_dir_keeping(root: &Path, keep: Keep) -> Result<DeclarativeConfig, LoadErrors> {
-    load_dir_with(root, keep, |_, _| ()).map(|(cfg, _)| cfg)
+    load_tree_keeping(&Tree::host(root), keep)
 }
 
-/// [`load_files_with`] for the catalog files under `root`.
+/// Loads every catalog file of `tree` (an unpacked image's configs, confined to the image).
+pub fn load_tree(tree: &Tree) -> Result<DeclarativeConfig, LoadErrors> {
+    load_tree_keeping(tree, Keep::All)
+}
+
+/// [`load_tree`], keeping only what `keep` says.
+pub fn load_tree_keeping(tree: &Tree, keep: Keep) -> Result<DeclarativeConfig, LoadErrors> {
+    load_tree_with(tree, keep, |_, _| ()).map(|(cfg, _)| cfg)
+}
+
+/// [`load_dir`] with [`load_files_with`]'s `per_file`.
 pub fn load_dir_with<T: Send>(
     root: &Path,
     keep: Keep,
     per_file: impl Fn(&[u8], &mut DeclarativeConfig) -> T + Sync,
 ) -> Result<(DeclarativeConfig, Vec<T>), LoadErrors> {
-    let files = catalog_files(root).map_err(|e| LoadErrors(vec![e]))?;
-    load_files_with(&files, keep, per_file)
+    load_tree_with(&Tree::host(root), keep, per_file)
 }
 
-/// The files opm would read under `root`, sorted by path.
-pub fn catalog_files(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
-    let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.to_path_buf()))?;
-    if meta.is_file() {
-        return Ok(vec![root.to_path_buf()]);
+/// [`load_files_with`] for the catalog files of `tree`.
+pub fn load_tree_with<T: Send>(
+    tree: &Tree,
+    keep: Keep,
+    per_file: impl Fn(&[u8], &mut DeclarativeConfig) -> T + Sync,
+) -> Result<(DeclarativeConfig, Vec<T>), LoadErrors> {
+    let files = catalog_files(tree).map_err(|e| LoadErrors(vec![e]))?;
+    load_files_with(tree, &files, keep, per_file)
+}
+
+/// One catalog file of a [`Tree`]: where it is in the tree (what is opened) and its path as
+/// messages show it (what errors and blob sources name).
+#[derive(Debug, Clone)]
+pub struct CatalogFile {
+    pub rel: RelPath,
+    pub path: PathBuf,
+}
+
+/// The files opm would read in `tree`, sorted by path (the tree itself when it is a file).
+pub fn catalog_files(tree: &Tree) -> Result<Vec<CatalogFile>, LoadError> {
+    let root = RelPath::root();
+    let meta = tree
+        .metadata(&root)
+        .map_err(|e| match confined::is_escape(&e) {
+            true => LoadError::Outside(tree.shown_root()),
+            false => LoadError::Missing(tree.shown_root()),
+        })?;
+    if meta.kind == EntryKind::File {
+        return Ok(vec![CatalogFile {
+            path: tree.shown_root(),
+            rel: root,
+        }]);
     }
     let mut out = Vec::new();
     let mut ignores = IgnoreSet::default();
-    walk(root, root, &mut ignores, &mut out)?;
+    walk(tree, &root, &mut ignores, &mut out)?;
     Ok(out)
 }
 
 fn walk(
-    root: &Path,
-    dir: &Path,
+    tree: &Tree,
+    dir: &RelPath,
     ignores: &mut IgnoreSet,
-    out: &mut Vec<PathBuf>,
+    out: &mut Vec<CatalogFile>,
 ) -> Result<(), LoadError> {
-    let io = |source| {
+    let io = |rel: &RelPath, source| {
         LoadError::Yaml(YamlError::Io {
-            path: dir.to_path_buf(),
+            path: tree.shown(rel),
             source,
         })
     };
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    let rel_dir = dir
-        .strip_prefix(root)
-        .unwrap_or(Path::new(""))
-        .to_path_buf();
-    let ignore_file = dir.join(".indexignore");
-    let pushed = if ignore_file.is_file() {
-        let text = std::fs::read_to_string(&ignore_file).map_err(|source| {
-            LoadError::Yaml(YamlError::Io {
-                path: ignore_file.clone(),
-                source,
-            })
-        })?;
+    let entries = tree.read_dir(dir).map_err(|e| io(dir, e))?;
+    let rel_dir = dir.as_relative_path();
+    let ignore_file = dir
+        .child(std::ffi::OsStr::new(".indexignore"))
+        .map_err(|e| io(dir, std::io::Error::other(e)))?;
+    let pushed = if tree.is_file(&ignore_file) {
+        let text = tree
+            .read(&ignore_file)
+            .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
+            .map_err(|e| io(&ignore_file, e))?;
         ignores.push(rel_dir.clone(), &text);
         true
     } else {
         false
     };
-    for entry in entries {
-        let name = entry.file_name();
+    for (name, kind) in entries {
         if name == ".indexignore" {
             continue;
         }
-        let path = entry.path();
-        let rel = rel_dir.join(&name);
-        let ft = entry.file_type().map_err(io)?;
+        let Ok(rel) = dir.child(&name) else {
+            continue;
+        };
         // Symlinked directories are not followed (no loops); symlinked files are read.
-        let is_dir = ft.is_dir();
-        if ignores.is_ignored(&rel, is_dir) {
+        let is_dir = kind == EntryKind::Dir;
+        // host: not a host path, the entry's path below the tree for .indexignore's patterns
+        if ignores.is_ignored(&rel_dir.join(&name), is_dir) {
             continue;
         }
         if is_dir {
-            walk(root, &path, ignores, out)?;
-        } else if ft.is_file() || (ft.is_symlink() && path.is_file()) {
-            out.push(path);
+            walk(tree, &rel, ignores, out)?;
+            continue;
+        }
+        let file = match kind {
+            EntryKind::File => true,
+            EntryKind::Symlink => match tree.metadata(&rel) {
+                Ok(m) => m.kind == EntryKind::File,
+                // A link out of a confined tree: said, not skipped like a dangling one.
+                Err(e) if confined::is_escape(&e) => {
+                    return Err(LoadError::Outside(tree.shown(&rel)));
+                }
+                Err(_) => false,
+            },
+            _ => false,
+        };
+        if file {
+            out.push(CatalogFile {
+                path: tree.shown(&rel),
+                rel,
+            });
         }
     }
     if pushed {
@@ -155,14 +205,18 @@ fn walk(
     Ok(())
 }
 
-/// Parses the files on all cores and merges them in the given order.
-pub fn load_files(files: &[PathBuf]) -> Result<DeclarativeConfig, LoadErrors> {
-    load_files_keeping(files, Keep::All)
+/// Parses the files of `tree` on all cores and merges them in the given order.
+pub fn load_files(tree: &Tree, files: &[CatalogFile]) -> Result<DeclarativeConfig, LoadErrors> {
+    load_files_keeping(tree, files, Keep::All)
 }
 
 /// [`load_files`], keeping only what `keep` says.
-pub fn load_files_keeping(files: &[PathBuf], keep: Keep) -> Result<DeclarativeConfig, LoadErrors> {
-    load_files_with(files, keep, |_, _| ()).map(|(cfg, _)| cfg)
+pub fn load_files_keeping(
+    tree: &Tree,
+    files: &[CatalogFile],
+    keep: Keep,
+) -> Result<DeclarativeConfig, LoadErrors> {
+    load_files_with(tree, files, keep, |_, _| ()).map(|(cfg, _)| cfg)
 }
 
 /// [`load_files_keeping`], also handing each file's bytes and blobs to `per_file`, on the
@@ -170,17 +224,18 @@ pub fn load_files_keeping(files: &[PathBuf], keep: Keep) -> Result<DeclarativeCo
 /// the blobs is never held for the whole catalog (validation checks each bundle's properties
 /// there, then drops them).
 pub fn load_files_with<T: Send>(
-    files: &[PathBuf],
+    tree: &Tree,
+    files: &[CatalogFile],
     keep: Keep,
     per_file: impl Fn(&[u8], &mut DeclarativeConfig) -> T + Sync,
 ) -> Result<(DeclarativeConfig, Vec<T>), LoadErrors> {
     // Largest files first, so that a big file met last does not keep one core busy while
     // the others idle (the results are in `files` order all the same). A file whose size is
     // unknown weighs nothing here; reading it reports why.
-    let size = |path: &PathBuf| std::fs::metadata(path).map_or(0, |m| m.len());
-    let results = crate::parallel::map_heaviest_first(files, size, |path| {
-        with_file_bytes(path, |bytes| {
-            let mut cfg = load_bytes_keeping(path, bytes, keep)?;
+    let size = |file: &CatalogFile| tree.metadata(&file.rel).map_or(0, |m| m.len);
+    let results = crate::parallel::map_heaviest_first(files, size, |file| {
+        with_file_bytes(tree, file, |bytes| {
+            let mut cfg = load_bytes_keeping(&file.path, bytes, keep)?;
             let extra = per_file(bytes, &mut cfg);
             Ok::<_, LoadError>((cfg, extra))
         })?
@@ -205,15 +260,26 @@ pub fn load_files_with<T: Send>(
     }
 }
 
-/// Calls `f` with the content of the file at `path`, read into a buffer this thread keeps:
-/// the loaders hand the heaviest file out first, so the buffer is sized once and its pages
-/// are touched once (fresh pages for every file cost more in page faults than reading them).
-pub fn with_file_bytes<R>(path: &Path, f: impl FnOnce(&[u8]) -> R) -> Result<R, LoadError> {
+/// Calls `f` with the content of `file`, read into a buffer this thread keeps: the loaders
+/// hand the heaviest file out first, so the buffer is sized once and its pages are touched
+/// once (fresh pages for every file cost more in page faults than reading them).
+pub fn with_file_bytes<R>(
+    tree: &Tree,
+    file: &CatalogFile,
+    f: impl FnOnce(&[u8]) -> R,
+) -> Result<R, LoadError> {
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     BUFFER.with_borrow_mut(|bytes| {
-        yaml::read_file_into(path, bytes)?;
+        tree.read_into(&file.rel, bytes)
+            .map_err(|source| match confined::is_escape(&source) {
+                true => LoadError::Outside(file.path.clone()),
+                false => LoadError::Yaml(YamlError::Io {
+                    path: file.path.clone(),
+                    source,
+                }),
+            })?;
         Ok(f(bytes))
     })
 }
@@ -1102,10 +1168,13 @@ mod tests {
         }
         // Every shared catalog file.
         if let Some(root) = crate::catalog::shared_catalogs() {
-            let files = catalog_files(&root).unwrap();
+            let files = catalog_files(&Tree::host(&root)).unwrap();
             assert!(files.len() > 10, "{}", files.len());
             for f in files {
-                lean_and_whole_agree(&f.display().to_string(), &std::fs::read(&f).unwrap());
+                lean_and_whole_agree(
+                    &f.path.display().to_string(),
+                    &std::fs::read(&f.path).unwrap(),
+                );
             }
         }
     }
@@ -1124,17 +1193,55 @@ mod tests {
         )
         .unwrap();
         std::fs::write(root.join("a/.hidden"), "schema: vendor.x\n").unwrap();
-        let files = catalog_files(root).unwrap();
-        let rel: Vec<_> = files
-            .iter()
-            .map(|p| p.strip_prefix(root).unwrap().to_path_buf())
-            .collect();
-        assert_eq!(
-            rel,
-            vec![PathBuf::from("a/.hidden"), PathBuf::from("a/catalog.yaml")]
-        );
+        for tree in [Tree::host(root), Tree::confined(root).unwrap()] {
+            let files = catalog_files(&tree).unwrap();
+            let rel: Vec<_> = files.iter().map(|f| f.rel.to_string()).collect();
+            assert_eq!(rel, ["a/.hidden", "a/catalog.yaml"]);
+            assert_eq!(files[1].path, root.join("a/catalog.yaml"));
+        }
         let cfg = load_dir(root).unwrap();
         assert_eq!(cfg.packages.len(), 1);
         assert_eq!(cfg.others.len(), 1);
+    }
+
+    /// An image's catalog read confined to the image: a link that stays inside is read, one
+    /// that leads out (as a bypassed unpacker could leave) is refused naming the file, never
+    /// read from the host.
+    #[test]
+    fn confined_trees_read_links_inside_and_refuse_links_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("configs/p")).unwrap();
+        std::fs::create_dir_all(root.join("shared")).unwrap();
+        std::fs::write(root.join("shared/p.yaml"), "schema: olm.package\nname: p\n").unwrap();
+        std::os::unix::fs::symlink("../../shared/p.yaml", root.join("configs/p/c.yaml")).unwrap();
+        let tree = Tree::confined(&root)
+            .unwrap()
+            .subtree(&RelPath::parse("configs").unwrap());
+        assert_eq!(load_tree(&tree).unwrap().packages[0].name, "p");
+        std::fs::write(
+            dir.path().join("secret.yaml"),
+            "schema: olm.package\nname: SECRET\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("secret.yaml"),
+            root.join("configs/p/x.yaml"),
+        )
+        .unwrap();
+        let e = load_tree(&tree).unwrap_err().to_string();
+        assert!(
+            e.contains("configs/p/x.yaml: a symbolic link that leads out"),
+            "{e}"
+        );
+        // The configs directory itself a link out.
+        std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
+        let out = Tree::confined(&root)
+            .unwrap()
+            .subtree(&RelPath::parse("out").unwrap());
+        let e = load_tree(&out).unwrap_err().to_string();
+        assert!(e.contains("leads out"), "{e}");
+        // Read as the user's own directory, the same link is followed.
+        assert!(load_dir(&root.join("configs")).unwrap().packages.len() == 2);
     }
 }

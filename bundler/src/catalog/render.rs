@@ -9,7 +9,7 @@
 //! either one `olm.bundle.object` per manifest or a single `olm.csv.metadata` last.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -20,6 +20,7 @@ use super::property::{
 };
 use super::spill::Spill;
 use crate::bundle::load::{BundleDir, LoadError as BundleLoadError};
+use crate::confined::{EntryKind, RelPath, Tree};
 
 /// How manifests are carried in the rendered bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -93,9 +94,11 @@ enum Input {
 
 fn input_kind(reference: &str) -> Result<Input, RenderError> {
     let path = Path::new(reference);
+    // host: a reference the user named (an image's files are rendered from a Tree)
     if path.is_dir() && path.join("manifests").is_dir() && path.join("metadata").is_dir() {
         return Ok(Input::BundleDir);
     }
+    // host: as above
     if path.is_dir() && path.join("metadata/annotations.yaml").is_file() {
         // Looks like a bundle but is not one: read as a catalog it would give one error per
         // manifest. opm refuses it too.
@@ -104,6 +107,7 @@ fn input_kind(reference: &str) -> Result<Input, RenderError> {
             "a bundle directory needs manifests/ beside metadata/ (its manifests are not in manifests/)",
         ));
     }
+    // host: as above
     if path.exists() {
         return Ok(Input::Catalog);
     }
@@ -129,6 +133,14 @@ pub fn render_ref(reference: &str) -> Result<DeclarativeConfig, RenderError> {
     Ok(cfg)
 }
 
+/// [`render_ref`] of a catalog tree (an image's configs, read confined to the image): each
+/// bundle [normalised](normalise).
+pub fn render_tree(tree: &Tree) -> Result<DeclarativeConfig, RenderError> {
+    let mut cfg = load::load_tree(tree)?;
+    cfg.bundles.iter_mut().for_each(normalise);
+    Ok(cfg)
+}
+
 /// [`render_ref`] written into `spill` as input number `input`, each bundle finished
 /// ([`finish_bundle`] with `level`) and each blob written as it is read: a catalog is never
 /// held whole.
@@ -144,7 +156,7 @@ pub fn spill_ref(
             let b = render_bundle_dir(path, "", Form::BundleObjects)?;
             spill_bundle(b, spill, input, level)
         }
-        Input::Catalog => spill_catalog(path, spill, input, level),
+        Input::Catalog => spill_catalog(&Tree::host(path), spill, input, level),
     }
 }
 
@@ -177,11 +189,11 @@ pub fn spill_config(
     source.finish().map_err(RenderError::Spill)
 }
 
-/// The catalog files under `root` (or `root` itself), parsed on all cores, into `spill` as
-/// input number `input`. Every file that fails to parse is reported, as [`load::load_dir`]
-/// reports them.
+/// The catalog files of `tree` (or the tree itself when it is a file), parsed on all cores,
+/// into `spill` as input number `input`. Every file that fails to parse is reported, as
+/// [`load::load_dir`] reports them.
 pub fn spill_catalog(
-    root: &Path,
+    tree: &Tree,
     spill: &Spill,
     input: u32,
     level: MigrateLevel,
@@ -195,13 +207,14 @@ pub fn spill_catalog(
             Failed::Load(e)
         }
     }
-    let files = load::catalog_files(root).map_err(|e| load::LoadErrors(vec![e]))?;
-    let numbered: Vec<(u64, &Path)> = (0u64..).zip(files.iter().map(PathBuf::as_path)).collect();
-    let size = |(_, path): &(u64, &Path)| std::fs::metadata(path).map_or(0, |m| m.len());
-    let done = crate::parallel::map_heaviest_first(&numbered, size, |&(n, path)| {
-        let spilled = load::with_file_bytes(path, |bytes| {
+    let files = load::catalog_files(tree).map_err(|e| load::LoadErrors(vec![e]))?;
+    let numbered: Vec<(u64, &load::CatalogFile)> = (0u64..).zip(files.iter()).collect();
+    let size =
+        |(_, file): &(u64, &load::CatalogFile)| tree.metadata(&file.rel).map_or(0, |m| m.len);
+    let done = crate::parallel::map_heaviest_first(&numbered, size, |&(n, file)| {
+        let spilled = load::with_file_bytes(tree, file, |bytes| {
             let mut source = spill.source(u64::from(input) << 32 | n);
-            load::for_each_blob(path, bytes, |cfg| {
+            load::for_each_blob(&file.path, bytes, |cfg| {
                 let mut one = std::mem::take(cfg);
                 for b in &mut one.bundles {
                     normalise(b);
@@ -264,7 +277,14 @@ fn arr_at<'a>(v: &'a Value, ptr: &str) -> &'a [Value] {
 /// Renders one bundle directory. `image` is the bundle image reference to record (empty for a
 /// directory that has not been pushed).
 pub fn render_bundle_dir(dir: &Path, image: &str, form: Form) -> Result<Bundle, RenderError> {
-    let bd = BundleDir::load(dir)?;
+    render_bundle_tree(&Tree::host(dir), image, form)
+}
+
+/// [`render_bundle_dir`] of the bundle `tree` holds (an unpacked bundle image, read confined
+/// to it).
+pub fn render_bundle_tree(tree: &Tree, image: &str, form: Form) -> Result<Bundle, RenderError> {
+    let bd = BundleDir::load_tree(tree)?;
+    let dir = bd.root.as_path();
     let ob = super::opm_bundle::read(&bd).map_err(|m| invalid(dir, m))?;
     let csv = &ob.csv.object;
     let package = bd.package().unwrap_or("").to_string();
@@ -581,18 +601,27 @@ fn opm_dependencies(bd: &BundleDir) -> (String, Vec<Value>) {
             bd.dependencies.clone(),
         )
     };
-    let Ok(rd) = std::fs::read_dir(bd.root.join("metadata")) else {
+    let Ok(metadata) = RelPath::parse("metadata") else {
         return default();
     };
-    let mut files: Vec<_> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.path())
-        .collect();
-    files.sort();
+    let Ok(entries) = bd.tree.read_dir(&metadata) else {
+        return default();
+    };
     let mut annotations_found = false;
-    for path in files {
-        let Ok(docs) = crate::yaml::load_documents(&path) else {
+    for (name, kind) in entries {
+        let Ok(rel) = metadata.child(&name) else {
+            continue;
+        };
+        if kind != EntryKind::File {
+            continue;
+        }
+        let path = bd.tree.shown(&rel);
+        let Ok(bytes) = bd.tree.read(&rel) else {
+            continue;
+        };
+        let Ok(docs) = crate::yaml::utf8(&path, &bytes)
+            .and_then(|text| crate::yaml::parse_documents(&path, text))
+        else {
             continue;
         };
         let Some(doc) = docs.into_iter().next() else {
@@ -610,8 +639,7 @@ fn opm_dependencies(bd: &BundleDir) -> (String, Vec<Value>) {
         if let Some(Value::Array(list)) = doc.get("dependencies")
             && !list.is_empty()
         {
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            return (format!("metadata/{name}"), list.clone());
+            return (format!("metadata/{}", name.to_string_lossy()), list.clone());
         }
     }
     default()

@@ -42,6 +42,10 @@ pub struct ServeArgs {
     /// With --cache-scratch: for a server without --http-port (internal, as above).
     #[arg(long, hide = true, requires = "cache_scratch")]
     pub cache_grpc_only: bool,
+    /// With --cache-only: CATALOG is an unpacked image and the catalog is at this path in it,
+    /// read confined to the image (internal: a server that pulled an image passes it).
+    #[arg(long, hide = true, value_name = "PATH", requires = "cache_only")]
+    pub confined_configs: Option<String>,
     /// With --cache-only: also render the catalog browser's pages, for this catalog name (the
     /// server's --catalog-name). Without it no pages are rendered; a server started with
     /// --http-port renders them at start-up when they are missing or made for another name.
@@ -105,6 +109,7 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         registry: a.registry.options()?,
         cache_builder: CacheBuilder::ChildProcess { debug: a.debug },
         catalog: a.catalog,
+        confined_configs: a.confined_configs,
     };
     // A cache-only run is done once the cache is built (the library logs it).
     if let Started::Listening(server) = ops::start(req).await? {

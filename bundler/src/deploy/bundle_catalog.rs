@@ -21,6 +21,7 @@ use crate::catalog::diagnostic::Report;
 use crate::catalog::model::Model;
 use crate::catalog::render::{self, Form};
 use crate::catalog::{load, validate};
+use crate::confined::{RelPath, Tree};
 use crate::image::reference::{ImageRef, Reference, is_valid_tag};
 use crate::image::registry::RegistryOptions;
 use crate::image::rootfs::BuildError;
@@ -71,6 +72,12 @@ pub enum BundleCatalogError {
          adds the bundle to the file-based catalog the CatalogSource serves"
     )]
     NotACatalog { reference: String },
+    /// A label naming a path that could lead out of the image.
+    #[error("catalog image {reference}: {error}")]
+    Label {
+        reference: String,
+        error: transfer::LabelPathError,
+    },
     #[error("catalog image {reference}: cannot load its catalog at {configs}: {source}")]
     LoadCatalog {
         reference: String,
@@ -238,19 +245,21 @@ pub async fn pull_bundle(reference: &str, opts: &RegistryOptions) -> Result<Rend
             reference: reference.to_string(),
             source,
         })?;
-    read_bundle(&pulled.rootfs, reference)
+    let tree = pulled.tree().map_err(io(&pulled.rootfs))?;
+    read_bundle(&tree, reference)
 }
 
 /// Renders an unpacked bundle (`root` holds `manifests/` and `metadata/`) as pulled from
 /// `reference`.
-pub fn read_bundle(root: &Path, reference: &str) -> Result<RenderedBundle> {
-    if !(root.join("manifests").is_dir() && root.join("metadata").is_dir()) {
+pub fn read_bundle(root: &Tree, reference: &str) -> Result<RenderedBundle> {
+    let is_dir = |d: &str| RelPath::parse(d).is_ok_and(|d| root.is_dir(&d));
+    if !(is_dir("manifests") && is_dir("metadata")) {
         return Err(BundleCatalogError::NotABundle {
             reference: reference.to_string(),
         });
     }
     let bundle =
-        render::render_bundle_dir(root, reference, Form::CsvMetadata).map_err(|source| {
+        render::render_bundle_tree(root, reference, Form::CsvMetadata).map_err(|source| {
             BundleCatalogError::Render {
                 reference: reference.to_string(),
                 source,
@@ -260,7 +269,7 @@ pub fn read_bundle(root: &Path, reference: &str) -> Result<RenderedBundle> {
         reference: reference.to_string(),
         message,
     };
-    let dir = BundleDir::load(root).map_err(|e| bad(e.to_string()))?;
+    let dir = BundleDir::load_tree(root).map_err(|e| bad(e.to_string()))?;
     // render_bundle_dir succeeded, so opm's reading of the bundle finds its CSV (the version
     // may still be missing: a catalog entry needs one, checked below).
     let opm = crate::catalog::opm_bundle::read(&dir).map_err(bad)?;
@@ -561,6 +570,7 @@ impl CatalogBuild {
         let host_ca = PathBuf::from(crate::image::rootfs::HOST_CA_BUNDLE);
         Ok(CatalogBuild {
             olm_binary,
+            // host: this machine's CA bundle
             ca_bundle: host_ca.is_file().then_some(host_ca),
             created: crate::reproducible::source_date_epoch()?,
             labels: BTreeMap::new(),
@@ -649,13 +659,19 @@ pub async fn pull_catalog(reference: &str, opts: &RegistryOptions) -> Result<Dec
             reference: reference.to_string(),
             source,
         })?;
-    let Some(configs) = pulled.config.config.labels.get(CONFIGS_LABEL) else {
+    let Some(configs_path) = pulled.label_path(CONFIGS_LABEL) else {
         return Err(BundleCatalogError::NotACatalog {
             reference: reference.to_string(),
         });
     };
-    let root = pulled.rootfs.join(configs.trim_start_matches('/'));
-    let mut cfg = load::load_dir(&root).map_err(|source| BundleCatalogError::LoadCatalog {
+    let configs_path = configs_path.map_err(|error| BundleCatalogError::Label {
+        reference: reference.to_string(),
+        error,
+    })?;
+    let configs = &pulled.config.config.labels[CONFIGS_LABEL];
+    let root = pulled.tree().map_err(io(&pulled.rootfs))?;
+    let root = root.subtree(&configs_path);
+    let mut cfg = load::load_tree(&root).map_err(|source| BundleCatalogError::LoadCatalog {
         reference: reference.to_string(),
         configs: configs.clone(),
         source,

@@ -73,3 +73,25 @@ pub fn read_file(path: &Path, kind: &'static str, limit: u64) -> Result<Vec<u8>,
     super::model::check_size(&path.display().to_string(), kind, data.len() as u64, limit)?;
     Ok(data)
 }
+
+/// [`read_file`] of the file `rel` of `tree` (an unpacked image, read confined to it).
+pub fn read_tree_file(
+    tree: &crate::confined::Tree,
+    rel: &crate::confined::RelPath,
+    kind: &'static str,
+    limit: u64,
+) -> Result<Vec<u8>, ReadFileError> {
+    let shown = tree.shown(rel).display().to_string();
+    match tree.read_bounded(rel, limit)? {
+        Some(data) => Ok(data),
+        None => Err(super::model::ModelError::TooLarge {
+            what: shown,
+            kind,
+            size: tree
+                .metadata(rel)
+                .map_or(limit + 1, |m| m.len.max(limit + 1)),
+            limit,
+        }
+        .into()),
+    }
+}

@@ -15,6 +15,7 @@ use super::reference::{ImageRef, RefError};
 use super::registry::api::FetchedManifest;
 use super::registry::{PushReport, RegistryError, RegistryOptions};
 use super::unpack::{UnpackError, apply_layer};
+use crate::confined::{PathRefusal, RelPath, Tree};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
@@ -118,8 +119,37 @@ pub async fn copy(
 pub struct PulledImage {
     pub digest: String,
     pub config: ImageConfig,
-    /// The directory holding the image's files (the container rootfs).
+    /// The directory holding the image's files (the container rootfs). Read it through
+    /// [`PulledImage::tree`]: a path from the image is opened only relative to it.
     pub rootfs: PathBuf,
+}
+
+/// A label naming a path inside the image that could lead out of it.
+#[derive(Debug, thiserror::Error)]
+#[error("its label {label}={value:?} is refused: {reason}; it must name a path inside the image")]
+pub struct LabelPathError {
+    pub label: String,
+    pub value: String,
+    pub reason: PathRefusal,
+}
+
+impl PulledImage {
+    /// The path inside the image that the label `key` names (`/configs`, `configs/`), read as
+    /// Go's loaders join it onto the image's root but refused when it could lead out (`..`,
+    /// NUL): `None` without the label.
+    pub fn label_path(&self, key: &str) -> Option<Result<RelPath, LabelPathError>> {
+        let value = self.config.config.labels.get(key)?;
+        Some(RelPath::in_image(value).map_err(|reason| LabelPathError {
+            label: key.to_string(),
+            value: value.clone(),
+            reason,
+        }))
+    }
+
+    /// The image's files, every read confined to them.
+    pub fn tree(&self) -> std::io::Result<Tree> {
+        Tree::confined(&self.rootfs)
+    }
 }
 
 /// Resolves `top`, the manifest `from` names, to one platform's manifest when it is an index
@@ -224,6 +254,7 @@ async fn pull_layers(
             what: format!("config {}", parsed.config.digest),
             source,
         })?;
+    // host: the caller's own scratch directory
     std::fs::create_dir_all(dest).map_err(|source| UnpackError::Io {
         path: dest.to_path_buf(),
         source,

@@ -2,10 +2,11 @@
 //! registry reference) pulled and unpacked to a temporary directory first. One reading for
 //! every command that takes "a bundle directory or image".
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use thiserror::Error;
 
+use crate::confined::Tree;
 use crate::grammar::image_ref;
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, TransferError};
@@ -22,25 +23,33 @@ pub enum BundleSourceError {
         #[source]
         source: TransferError,
     },
+    #[error("{reference}: cannot open the unpacked image")]
+    Unpacked {
+        reference: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl BundleSourceError {
     /// The argument names nothing usable (exit code 2), rather than an image that failed.
     pub fn is_usage(&self) -> bool {
-        !matches!(self, Self::Pull { .. })
+        !matches!(self, Self::Pull { .. } | Self::Unpacked { .. })
     }
 }
 
-/// A bundle on the local file system; for an image, the unpacked copy lives as long as this.
+/// A bundle on the local file system; for an image, the unpacked copy lives as long as this
+/// and is read confined to it.
 #[derive(Debug)]
 pub struct LocalBundle {
-    dir: PathBuf,
+    tree: Tree,
     _unpacked: Option<tempfile::TempDir>,
 }
 
 impl LocalBundle {
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// Where the bundle's files are read from.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
     }
 }
 
@@ -48,6 +57,7 @@ impl LocalBundle {
 /// layout (`oci:`), or a reference with a registry, repository path, tag or digest that OLM's
 /// reference grammar accepts (a bare word is taken for a missing directory).
 pub fn names_an_image(arg: &str) -> bool {
+    // host: the user's own argument
     arg.starts_with("oci:")
         || (!Path::new(arg).exists()
             && (arg.contains('/') || arg.contains(':') || arg.contains('@'))
@@ -60,9 +70,10 @@ pub async fn fetch(
     registry: &RegistryOptions,
 ) -> Result<LocalBundle, BundleSourceError> {
     let path = Path::new(arg);
+    // host: the user's own argument, a bundle directory read with host calls
     if path.is_dir() {
         return Ok(LocalBundle {
-            dir: path.to_path_buf(),
+            tree: Tree::host(path),
             _unpacked: None,
         });
     }
@@ -70,14 +81,20 @@ pub async fn fetch(
         return Err(BundleSourceError::NotABundle(arg.to_string()));
     }
     let tmp = tempfile::tempdir().map_err(BundleSourceError::TempDir)?;
-    transfer::pull_to_dir(arg, tmp.path(), registry)
+    let pulled = transfer::pull_to_dir(arg, tmp.path(), registry)
         .await
         .map_err(|source| BundleSourceError::Pull {
             reference: arg.to_string(),
             source,
         })?;
+    let tree = pulled
+        .tree()
+        .map_err(|source| BundleSourceError::Unpacked {
+            reference: arg.to_string(),
+            source,
+        })?;
     Ok(LocalBundle {
-        dir: tmp.path().to_path_buf(),
+        tree,
         _unpacked: Some(tmp),
     })
 }

@@ -85,7 +85,7 @@ pub async fn validate(req: &ValidateRequest) -> Result<Report, BundleValidateErr
     let opts = options(req)?;
     // Kept until validation is done: an unpacked image lives in it.
     let bundle = bundle_source::fetch(&req.bundle, &req.registry).await?;
-    match BundleDir::load(bundle.dir()) {
+    match BundleDir::load_tree(bundle.tree()) {
         Ok(b) => Ok(validate::validate(&b, &opts)),
         Err(e @ (LoadError::Yaml(YamlError::Io { .. }) | LoadError::NotADirectory(_))) => {
             Err(BundleValidateError::Usage(e.to_string()))

@@ -15,6 +15,7 @@ use crate::catalog::filter::isc::{CatalogSelection, ImageSetConfig, IscError};
 use crate::catalog::filter::{self, FilterError, FilterFlags, FilterSpec, SpecError, UnknownNames};
 use crate::catalog::load::{self, LoadErrors};
 use crate::catalog::write_fs::{self, Format, WriteFsError};
+use crate::confined::Tree;
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_source::{self, CatalogSourceError};
 
@@ -230,19 +231,19 @@ pub async fn read_catalog(
     registry: &RegistryOptions,
     spec: Option<&FilterSpec>,
 ) -> Result<DeclarativeConfig, CatalogFilterError> {
-    let load = |dir: &Path| {
+    let load = |tree: &Tree| {
         let prune = |_: &[u8], cfg: &mut DeclarativeConfig| {
             if let Some(spec) = spec {
                 filter::prune_unselected(cfg, spec);
             }
         };
-        load::load_dir_with(dir, load::Keep::All, prune).map(|(cfg, _)| cfg)
+        load::load_tree_with(tree, load::Keep::All, prune).map(|(cfg, _)| cfg)
     };
     if catalog_source::is_image_ref(source) {
         let pulled = catalog_source::pull_catalog(source, registry).await?;
         return Ok(load(&pulled.configs)?);
     }
-    Ok(load(Path::new(source))?)
+    Ok(load(&Tree::host(Path::new(source)))?)
 }
 
 /// Writes `cfg` as a catalog directory at `dir`, replacing it in one rename.

@@ -10,6 +10,7 @@ use crate::catalog::declcfg::{Bundle, DeclarativeConfig, TextFormat};
 use crate::catalog::render::{self, Form, MigrateLevel, RenderError};
 use crate::catalog::spill::Spill;
 use crate::catalog::sqlite::{self, SqliteError};
+use crate::confined::{RelPath, Tree};
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_source;
 use crate::serve::image::CONFIGS_LABEL;
@@ -72,7 +73,13 @@ impl RenderRequest {
 }
 
 fn is_bundle_dir(p: &Path) -> bool {
-    p.join("manifests").is_dir() && p.join("metadata").is_dir()
+    is_bundle_tree(&Tree::host(p))
+}
+
+fn is_bundle_tree(tree: &Tree) -> bool {
+    ["manifests", "metadata"]
+        .iter()
+        .all(|d| RelPath::parse(d).is_ok_and(|d| tree.is_dir(&d)))
 }
 
 /// One reference, read: what the streamed and the in-memory render each take.
@@ -82,10 +89,10 @@ enum Piece {
     Config(DeclarativeConfig),
     /// A local bundle or catalog directory or file (what it is, [`render`] decides).
     Local(PathBuf),
-    /// A catalog directory or file, read by the writer as it likes; `image` names the image
-    /// it came from and where it is in it, for messages.
+    /// A catalog directory of an image, read by the writer as it likes (confined to the
+    /// image); `image` names the image it came from and where it is in it, for messages.
     Catalog {
-        root: PathBuf,
+        root: Tree,
         image: Option<(String, String)>,
     },
 }
@@ -151,18 +158,13 @@ async fn read_image(
     // opm looks for an index database first.
     if let Some(found) = image.database_file(reference) {
         let (db, path) = found?;
-        let cfg = sqlite::render_file_named(&db, &format!("{reference} {path}"))?;
+        let cfg = sqlite::render_open_file(&db, &format!("{reference} {path}"))?;
         return Ok(Read::of(Piece::Config(cfg)));
     }
     if let Some(root) = image.configs_dir(reference) {
-        let root = root?;
+        let (root, rel) = root?;
         // Where it is in the image, not in the temporary directory.
-        let inside = format!(
-            "/{}",
-            root.strip_prefix(&image.pulled.rootfs)
-                .unwrap_or(&root)
-                .display()
-        );
+        let inside = format!("/{rel}");
         return Ok(Read {
             piece: Piece::Catalog {
                 root,
@@ -171,11 +173,12 @@ async fn read_image(
             _image: Some(image),
         });
     }
-    if is_bundle_dir(&image.pulled.rootfs) {
+    let tree = image.tree(reference)?;
+    if is_bundle_tree(&tree) {
         let Some(form) = form else {
             return Err(CatalogRenderError::NotACatalog(reference.to_string()));
         };
-        let b = render::render_bundle_dir(&image.pulled.rootfs, reference, form)?;
+        let b = render::render_bundle_tree(&tree, reference, form)?;
         return Ok(Read::of(Piece::Bundle(b)));
     }
     Err(CatalogRenderError::NotAnOlmImage(reference.to_string()))
@@ -224,8 +227,7 @@ pub async fn render_config(req: &RenderRequest) -> Result<DeclarativeConfig, Cat
             Piece::Config(c) => cfg.merge(c),
             Piece::Local(path) => cfg.merge(render::render_ref(&path.to_string_lossy())?),
             Piece::Catalog { root, image } => {
-                let c =
-                    render::render_ref(&root.to_string_lossy()).map_err(|e| in_image(&image, e))?;
+                let c = render::render_tree(&root).map_err(|e| in_image(&image, e))?;
                 cfg.merge(c);
             }
         }

@@ -74,7 +74,7 @@ pub async fn site(req: SiteRequest) -> Result<SiteStats, SiteCmdError> {
         let scratch = tempfile::tempdir().map_err(SiteCmdError::TempDir)?;
         cache::build_cache_with(&root, scratch.path(), Durability::Scratch).map_err(|source| {
             SiteCmdError::Cache {
-                catalog: root.clone(),
+                catalog: root.shown_root(),
                 source,
             }
         })?;

@@ -8,8 +8,9 @@ use thiserror::Error;
 
 use crate::catalog::load::Keep;
 use crate::catalog::sqlite::DATABASE_LABEL;
+use crate::confined::{EntryKind, RelPath, Tree};
 use crate::image::registry::RegistryOptions;
-use crate::image::transfer::{self, TransferError};
+use crate::image::transfer::{self, LabelPathError, TransferError};
 use crate::serve::image::{CACHE_DIR, CONFIGS_LABEL};
 use crate::serve::index::cache::CACHE_SUBDIR;
 
@@ -27,20 +28,39 @@ pub enum CatalogSourceError {
     },
     #[error("{0}: not a catalog image (no {CONFIGS_LABEL} label)")]
     NotACatalog(String),
-    #[error("{reference}: its configs label points at {configs}, which the image does not contain")]
+    /// A label naming a path that could lead out of the image (`/../../etc`).
+    #[error("{reference}: {error}")]
+    Label {
+        reference: String,
+        error: LabelPathError,
+    },
+    #[error(
+        "{reference}: its configs label points at {configs:?}, which the image does not contain"
+    )]
     NoConfigs { reference: String, configs: String },
     #[error(
         "{reference}: its {DATABASE_LABEL} label names {database}, which the image does not contain"
     )]
     NoDatabase { reference: String, database: String },
+    #[error("{reference}: cannot open the unpacked image")]
+    Unpacked {
+        reference: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A catalog image pulled and unpacked into a temporary directory (removed on drop).
 #[derive(Debug)]
 pub struct PulledCatalog {
     _dir: tempfile::TempDir,
-    /// The FBC root the image's configs label points at.
-    pub configs: PathBuf,
+    /// The FBC root the image's configs label points at, read confined to the image.
+    pub configs: Tree,
+    /// The configs label's path inside the image (`configs` for `/configs`).
+    pub configs_path: RelPath,
+    /// The unpacked image's root (for a cache builder in another process, which reads the
+    /// catalog at [`PulledCatalog::configs_path`] confined to it).
+    pub root: PathBuf,
     /// Our pre-built serve cache inside the image, when it carries one.
     pub cache: Option<PathBuf>,
 }
@@ -48,6 +68,7 @@ pub struct PulledCatalog {
 /// Whether a command-line argument names an image rather than a local path: `oci:...`, or a
 /// reference that is not an existing path and has a `/` or `@`.
 pub fn is_image_ref(r: &str) -> bool {
+    // host: the user's own argument
     r.starts_with("oci:") || (!Path::new(r).exists() && (r.contains('/') || r.contains('@')))
 }
 
@@ -59,39 +80,72 @@ pub struct PulledImage {
 }
 
 impl PulledImage {
-    /// The catalog directory its configs label names: `None` without the label, an error
-    /// when the image does not contain it.
-    pub fn configs_dir(&self, reference: &str) -> Option<Result<PathBuf, CatalogSourceError>> {
-        let label = self.pulled.config.config.labels.get(CONFIGS_LABEL)?;
-        let configs = self.pulled.rootfs.join(label.trim_start_matches('/'));
-        Some(match configs.is_dir() {
-            true => Ok(configs),
-            false => Err(CatalogSourceError::NoConfigs {
+    /// The unpacked image, every read confined to it.
+    pub fn tree(&self, reference: &str) -> Result<Tree, CatalogSourceError> {
+        self.pulled
+            .tree()
+            .map_err(|source| CatalogSourceError::Unpacked {
                 reference: reference.to_string(),
-                configs: configs.display().to_string(),
-            }),
-        })
+                source,
+            })
     }
 
-    /// The index database a legacy index image's database label names, and the label: `None`
-    /// without the label, an error when the image does not contain it.
+    /// The path inside the image a label names: `None` without the label, an error when it
+    /// could lead out of the image.
+    fn label_path(
+        &self,
+        reference: &str,
+        label: &str,
+    ) -> Option<Result<RelPath, CatalogSourceError>> {
+        let found = self.pulled.label_path(label)?;
+        Some(found.map_err(|error| CatalogSourceError::Label {
+            reference: reference.to_string(),
+            error,
+        }))
+    }
+
+    /// The catalog directory its configs label names (and the label's path): `None` without
+    /// the label, an error when it leads out of the image or the image does not contain it.
+    pub fn configs_dir(
+        &self,
+        reference: &str,
+    ) -> Option<Result<(Tree, RelPath), CatalogSourceError>> {
+        let rel = match self.label_path(reference, CONFIGS_LABEL)? {
+            Ok(rel) => rel,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(
+            self.tree(reference)
+                .and_then(|tree| match tree.is_dir(&rel) {
+                    true => Ok((tree.subtree(&rel), rel)),
+                    false => Err(CatalogSourceError::NoConfigs {
+                        reference: reference.to_string(),
+                        configs: self.pulled.config.config.labels[CONFIGS_LABEL].clone(),
+                    }),
+                }),
+        )
+    }
+
+    /// The index database a legacy index image's database label names, opened confined to
+    /// the image, and the label: `None` without the label, an error when it leads out of the
+    /// image or the image does not contain it.
     pub fn database_file(
         &self,
         reference: &str,
-    ) -> Option<Result<(PathBuf, &str), CatalogSourceError>> {
+    ) -> Option<Result<(std::fs::File, &str), CatalogSourceError>> {
         let label = self.pulled.config.config.labels.get(DATABASE_LABEL)?;
-        let db = self.pulled.rootfs.join(label.trim_start_matches('/'));
-        // A label is input: it may not lead out of the unpacked image.
-        let inside = !Path::new(label)
-            .components()
-            .any(|c| c == std::path::Component::ParentDir);
-        Some(match inside && db.is_file() {
-            true => Ok((db, label.as_str())),
-            false => Err(CatalogSourceError::NoDatabase {
-                reference: reference.to_string(),
-                database: label.clone(),
-            }),
-        })
+        let rel = match self.label_path(reference, DATABASE_LABEL)? {
+            Ok(rel) => rel,
+            Err(e) => return Some(Err(e)),
+        };
+        let missing = || CatalogSourceError::NoDatabase {
+            reference: reference.to_string(),
+            database: label.clone(),
+        };
+        Some(self.tree(reference).and_then(|tree| {
+            let file = tree.open_regular(&rel).map_err(|_| missing())?;
+            Ok((file, label.as_str()))
+        }))
     }
 }
 
@@ -119,33 +173,65 @@ pub async fn pull_catalog(
     let Some(configs) = image.configs_dir(reference) else {
         return Err(CatalogSourceError::NotACatalog(reference.to_string()));
     };
-    let configs = configs?;
+    let (configs, configs_path) = configs?;
+    let cache = image_cache(&image.tree(reference)?);
     let PulledImage { dir, pulled } = image;
-    let cache = pulled.rootfs.join(CACHE_DIR.trim_start_matches('/'));
-    let cache = cache.join(CACHE_SUBDIR).is_dir().then_some(cache);
+    // host: our own cache path in our scratch directory, checked free of links above
+    let cache = cache.then(|| pulled.rootfs.join(CACHE_DIR.trim_start_matches('/')));
     Ok(PulledCatalog {
         _dir: dir,
         configs,
+        configs_path,
+        root: pulled.rootfs,
         cache,
     })
 }
 
-/// The catalog `arg` names: an existing directory or file as it is, else a catalog image
-/// pulled with `opts` (its FBC root, and the pulled image, which must outlive its use). An
-/// argument that looks like a path (`/`, `.`, `~`) is never taken for an image.
+/// Whether the image carries our serve cache (`/tmp/cache/olm-serve.v1`) as real
+/// directories and files, no link on the way or in it: the cache is then used by its path in
+/// the image. An image whose cache holds a link has it rebuilt in a directory of ours.
+fn image_cache(tree: &Tree) -> bool {
+    let mut at = RelPath::root();
+    let names = CACHE_DIR
+        .trim_start_matches('/')
+        .split('/')
+        .chain([CACHE_SUBDIR]);
+    for name in names {
+        let Ok(next) = at.child(std::ffi::OsStr::new(name)) else {
+            return false;
+        };
+        if !tree
+            .symlink_metadata(&next)
+            .is_ok_and(|m| m.kind == EntryKind::Dir)
+        {
+            return false;
+        }
+        at = next;
+    }
+    let cache = at.parent().unwrap_or_default();
+    tree.subtree(&cache)
+        .links_and_specials()
+        .is_ok_and(|found| found.is_empty())
+}
+
+/// The catalog `arg` names: an existing directory or file as it is (a tree read with host
+/// calls), else a catalog image pulled with `opts` (its FBC root, confined to the image, and
+/// the pulled image, which must outlive its use). An argument that looks like a path (`/`,
+/// `.`, `~`) is never taken for an image.
 pub async fn resolve(
     arg: &Path,
     opts: &RegistryOptions,
-) -> Result<(PathBuf, Option<PulledCatalog>), CatalogSourceError> {
+) -> Result<(Tree, Option<PulledCatalog>), CatalogSourceError> {
+    // host: the user's own argument, read as opm reads a directory it is given
     if arg.exists() {
-        return Ok((arg.to_path_buf(), None));
+        return Ok((Tree::host(arg), None));
     }
     let reference = arg.to_string_lossy().into_owned();
     if reference.starts_with(['/', '.', '~']) || !is_image_ref(&reference) {
         return Err(CatalogSourceError::Missing(reference));
     }
     let pulled = pull_catalog(&reference, opts).await?;
-    tracing::info!(image = %reference, configs = %pulled.configs.display(), "pulled catalog image");
+    tracing::info!(image = %reference, configs = %pulled.configs_path, "pulled catalog image");
     Ok((pulled.configs.clone(), Some(pulled)))
 }
 
@@ -175,7 +261,7 @@ pub async fn load_model(
     }
     // The pulled image lives in a temporary directory until the model is built.
     let pulled = pull_catalog(arg, opts).await?;
-    load_local_model(&pulled.configs, Keep::All).map_err(|e| match e {
+    load_tree_model(&pulled.configs, Keep::All).map_err(|e| match e {
         CatalogModelError::Invalid { report, .. } => CatalogModelError::Invalid {
             catalog: arg.to_string(),
             report,
@@ -190,11 +276,19 @@ pub fn load_local_model(
     dir: &Path,
     keep: Keep,
 ) -> Result<crate::catalog::model::Model, CatalogModelError> {
-    let cfg = crate::catalog::load::load_dir_keeping(dir, keep)?;
+    load_tree_model(&Tree::host(dir), keep)
+}
+
+/// [`load_local_model`] of a tree (an image's configs, confined to the image).
+pub fn load_tree_model(
+    tree: &Tree,
+    keep: Keep,
+) -> Result<crate::catalog::model::Model, CatalogModelError> {
+    let cfg = crate::catalog::load::load_tree_keeping(tree, keep)?;
     match crate::catalog::model::Model::from_declcfg(&cfg) {
         Ok((m, _)) => Ok(m),
         Err(report) => Err(CatalogModelError::Invalid {
-            catalog: dir.display().to_string(),
+            catalog: tree.shown_root().display().to_string(),
             report: Box::new(report),
         }),
     }

@@ -15,6 +15,7 @@ use std::time::Instant;
 use thiserror::Error;
 use tokio::net::TcpListener;
 
+use crate::confined::{RelPath, Tree};
 use crate::hub::SiteError;
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_site;
@@ -54,6 +55,10 @@ pub enum CacheBuilder {
 pub struct ServeRequest {
     /// A catalog directory or file, or a catalog image pulled at start-up.
     pub catalog: PathBuf,
+    /// With `cache_only`: `catalog` is an unpacked image's root, and the catalog is at this
+    /// path inside it (`/configs`), read confined to the root. A server that pulled an image
+    /// passes it to the child process that builds its cache.
+    pub confined_configs: Option<String>,
     pub grpc_addr: SocketAddr,
     pub cache_dir: Option<PathBuf>,
     /// Build the cache in `cache_dir` and stop.
@@ -213,13 +218,26 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     };
     // A catalog image is pulled and unpacked for the life of the server; its pre-built cache
     // is used when no cache directory is given (rebuilt in place if it does not match).
-    let (root, pulled) = match catalog_source::resolve(&req.catalog, &req.registry).await {
-        Err(e @ CatalogSourceError::Missing(_)) => {
-            return Err(ServeStartError::Usage(e.to_string()));
-        }
-        r => r?,
+    let (tree, pulled) = match &req.confined_configs {
+        Some(configs) => (confined_catalog(&req.catalog, configs)?, None),
+        None => match catalog_source::resolve(&req.catalog, &req.registry).await {
+            Err(e @ CatalogSourceError::Missing(_)) => {
+                return Err(ServeStartError::Usage(e.to_string()));
+            }
+            r => r?,
+        },
     };
-    req.catalog = root;
+    // How a child process that builds the cache names the catalog.
+    let child_args: Vec<std::ffi::OsString> = match &pulled {
+        Some(p) => vec![
+            p.root.clone().into(),
+            "--confined-configs".into(),
+            format!("/{}", p.configs_path).into(),
+        ],
+        None => vec![tree.shown_root().into()],
+    };
+    let catalog_at = CatalogAt { tree, child_args };
+    req.catalog = catalog_at.tree.shown_root();
     if let Some(pulled) = &pulled
         && req.cache_dir.is_none()
     {
@@ -239,7 +257,7 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
         };
         // As opm's `--cache-only` loads or rebuilds: a cache that matches the catalog is kept
         // (a server whose cache lacks only the browser's pages runs this to render them).
-        let (catalog, d) = (req.catalog.clone(), dir.clone());
+        let (catalog, d) = (catalog_at.tree.clone(), dir.clone());
         let stats = tokio::task::spawn_blocking(move || {
             if cache::cached_digest(&d).is_some() && cache::is_fresh(&catalog, &d)? {
                 return cache::open_checked(&d, false).map(|(_, stats)| stats);
@@ -302,7 +320,7 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     if integrity == Integrity::Rebuild {
         // A temporary cache dir is new and empty: nothing to check.
         let fresh = temp.is_none() && {
-            let (catalog, dir) = (req.catalog.clone(), cache_dir.clone());
+            let (catalog, dir) = (catalog_at.tree.clone(), cache_dir.clone());
             tokio::task::spawn_blocking(move || cache::is_fresh(&catalog, &dir))
                 .await?
                 .map_err(|source| ServeStartError::CheckCache {
@@ -312,11 +330,18 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
         };
         if !fresh {
             tracing::info!(cache_dir = %cache_dir.display(), "building cache");
-            build_cache(&req, &cache_dir, temp.is_some(), catalog_name.as_deref()).await?;
+            build_cache(
+                &req,
+                &catalog_at,
+                &cache_dir,
+                temp.is_some(),
+                catalog_name.as_deref(),
+            )
+            .await?;
             built = true;
         }
     }
-    let (catalog, dir) = (req.catalog.clone(), cache_dir.clone());
+    let (catalog, dir) = (catalog_at.tree.clone(), cache_dir.clone());
     let (store, stats) = tokio::task::spawn_blocking(move || match integrity {
         // Just built, or just found fresh: the catalog was hashed once already.
         Integrity::Rebuild => cache::open_checked(&dir, built),
@@ -352,7 +377,7 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
             tracing::info!(cache_dir = %cache_dir.display(), "rendering the catalog browser");
             let rendered = match req.cache_builder {
                 CacheBuilder::ChildProcess { .. } => {
-                    build_cache(&req, &cache_dir, temp.is_some(), Some(&name)).await
+                    build_cache(&req, &catalog_at, &cache_dir, temp.is_some(), Some(&name)).await
                 }
                 CacheBuilder::InProcess => {
                     let (d, n) = (cache_dir.clone(), name.clone());
@@ -444,10 +469,27 @@ impl Server {
     }
 }
 
-/// Builds the cache for `req.catalog` in `cache_dir` where `req.cache_builder` says (a fresh
+/// The catalog a start-up reads: its tree, and how a child process building the cache names
+/// it (`<dir>`, or `<unpacked image> --confined-configs /configs`).
+struct CatalogAt {
+    tree: Tree,
+    child_args: Vec<std::ffi::OsString>,
+}
+
+/// The catalog at `configs` inside the unpacked image at `root`, read confined to it.
+fn confined_catalog(root: &Path, configs: &str) -> Result<Tree, ServeStartError> {
+    let rel = RelPath::in_image(configs)
+        .map_err(|why| ServeStartError::Usage(format!("--confined-configs {configs:?}: {why}")))?;
+    let tree = Tree::confined(root)
+        .map_err(|e| ServeStartError::Usage(format!("{}: cannot open: {e}", root.display())))?;
+    Ok(tree.subtree(&rel))
+}
+
+/// Builds the cache for `catalog` in `cache_dir` where `req.cache_builder` says (a fresh
 /// cache is kept); a child process also renders the browser's pages for `site_name`.
 async fn build_cache(
     req: &ServeRequest,
+    catalog_at: &CatalogAt,
     cache_dir: &Path,
     scratch: bool,
     site_name: Option<&str>,
@@ -461,14 +503,13 @@ async fn build_cache(
                 (true, false) => Durability::Scratch,
                 (false, _) => Durability::Durable,
             };
-            tokio::task::spawn_blocking(move || {
-                cache::build_cache_with(&catalog, &dir, durability)
-            })
-            .await?
-            .map_err(|source| ServeStartError::BuildCache {
-                catalog: req.catalog.clone(),
-                source,
-            })?;
+            let tree = catalog_at.tree.clone();
+            tokio::task::spawn_blocking(move || cache::build_cache_with(&tree, &dir, durability))
+                .await?
+                .map_err(|source| ServeStartError::BuildCache {
+                    catalog: req.catalog.clone(),
+                    source,
+                })?;
             Ok(())
         }
         CacheBuilder::ChildProcess { debug } => {
@@ -476,7 +517,7 @@ async fn build_cache(
             let mut cmd = tokio::process::Command::new(exe);
             cmd.arg("catalog")
                 .arg("serve")
-                .arg(&catalog)
+                .args(&catalog_at.child_args)
                 .arg("--cache-dir")
                 .arg(cache_dir)
                 .arg("--cache-only")

@@ -11,6 +11,7 @@ use crate::bundle::load::BundleDir;
 use crate::catalog::crd_upgrades::{self, CatalogReport};
 use crate::catalog::diagnostic;
 use crate::catalog::model::{Model, ModelLoadError};
+use crate::confined::Tree;
 use crate::image::registry::RegistryOptions;
 use crate::ops::bundle_source::{self, BundleSourceError};
 
@@ -50,13 +51,13 @@ pub async fn check_bundles(
 ) -> Result<Report, UpgradeCheckError> {
     let old_bundle = bundle_source::fetch(old, registry).await?;
     let new_bundle = bundle_source::fetch(new, registry).await?;
-    let load = |dir: &Path, arg: &str| {
-        BundleDir::load_strict(dir)
+    let load = |tree: &Tree, arg: &str| {
+        BundleDir::load_tree_strict(tree)
             .map(|b| CrdSet::from_bundle(&b))
             .map_err(|e| UpgradeCheckError::Usage(format!("{arg}: {e}")))
     };
-    let old = load(old_bundle.dir(), old)?;
-    let new = load(new_bundle.dir(), new)?;
+    let old = load(old_bundle.tree(), old)?;
+    let new = load(new_bundle.tree(), new)?;
     Ok(crd_upgrade::compare(&old, &new))
 }
 

@@ -109,11 +109,13 @@ impl CatalogImage {
             source,
         })?;
         let cache_dir = scratch.path().join("cache");
-        crate::serve::index::cache::build_cache(&self.catalog_dir, &cache_dir).map_err(|e| {
-            BuildError::Input {
-                path: self.catalog_dir.clone(),
-                what: format!("cannot build the serve cache: {e}"),
-            }
+        crate::serve::index::cache::build_cache(
+            &crate::confined::Tree::host(&self.catalog_dir),
+            &cache_dir,
+        )
+        .map_err(|e| BuildError::Input {
+            path: self.catalog_dir.clone(),
+            what: format!("cannot build the serve cache: {e}"),
         })?;
         if let (Some(_), Some(site)) = (self.http_port, self.site) {
             let name = self.catalog_name.as_deref().unwrap_or(DEFAULT_CATALOG_NAME);

@@ -117,11 +117,13 @@ fn max_openshift_version(csv: &Value, apis: &str) -> Option<String> {
 /// label, read line by line from its Dockerfile as the reference reads it.
 fn openshift_versions_label(path: &Path, apis: &str) -> Option<String> {
     let shown = path.display();
+    // host: index-path, a file the user named
     if path.is_dir() {
         return Some(format!(
             "the index image in the path ({shown}) is not file. Please, inform the path of its index image via the the optional key values and the key index-path. (e.g. index-path=./mypath/bundle.Dockerfile). The value informed is a diretory and not a file"
         ));
     }
+    // host: as above
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {

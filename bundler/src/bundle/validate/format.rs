@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::{Ctx, Finding};
 use crate::bundle::load::keys;
+use crate::confined::RelPath;
 use crate::grammar::semver_range;
 
 const V: &str = "format";
@@ -19,13 +20,17 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     if !b.has_manifests_dir {
         // A common slip: the objects sit at the bundle root instead of in manifests/.
-        let stray = std::fs::read_dir(&b.root)
-            .map(|rd| {
-                rd.flatten()
-                    .filter(|e| {
-                        let n = e.file_name().to_string_lossy().into_owned();
-                        e.path().is_file()
-                            && (n.ends_with(".yaml") || n.ends_with(".yml") || n.ends_with(".json"))
+        let root = RelPath::root();
+        let stray = b
+            .tree
+            .read_dir(&root)
+            .map(|entries| {
+                entries
+                    .into_iter()
+                    .filter(|(name, _)| {
+                        let n = name.to_string_lossy();
+                        (n.ends_with(".yaml") || n.ends_with(".yml") || n.ends_with(".json"))
+                            && root.child(name).is_ok_and(|r| b.tree.is_file(&r))
                     })
                     .count()
             })
@@ -60,7 +65,7 @@ pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
 
     // What remains aside: subdirectories and hidden files.
     for entry in &b.unexpected_entries {
-        let f = if b.root.join(entry).is_dir() {
+        let f = if b.is_dir_at(entry) {
             Finding::error(
                 V,
                 "nested-directory",

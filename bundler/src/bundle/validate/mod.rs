@@ -380,12 +380,12 @@ pub fn validate(bundle: &BundleDir, opts: &Options) -> Report {
             });
         }
     }
-    add_lines(&bundle.root, &mut findings);
+    add_lines(bundle, &mut findings);
     Report { findings }
 }
 
 /// Fills in [`Finding::line`] from the field path, reading each file once.
-fn add_lines(root: &Path, findings: &mut [Finding]) {
+fn add_lines(bundle: &BundleDir, findings: &mut [Finding]) {
     let mut texts: std::collections::BTreeMap<PathBuf, Option<String>> = Default::default();
     for f in findings.iter_mut() {
         let (Some(file), Some(field)) = (&f.file, &f.field) else {
@@ -393,7 +393,7 @@ fn add_lines(root: &Path, findings: &mut [Finding]) {
         };
         let text = texts
             .entry(file.clone())
-            .or_insert_with(|| std::fs::read_to_string(root.join(file)).ok());
+            .or_insert_with(|| bundle.read_text(file));
         if let Some(text) = text {
             f.line = locate::line_of(text, field);
         }
@@ -411,6 +411,7 @@ pub fn load_custom_categories(spec: &str) -> Result<Vec<String>, String> {
     let text = if spec.trim_start().starts_with('{') {
         spec.to_string()
     } else {
+        // host: a file the user named (--optional-values, OPERATOR_BUNDLE_CATEGORIES)
         std::fs::read_to_string(spec).map_err(|e| format!("{spec}: cannot read: {e}"))?
     };
     let v: Value = serde_json::from_str(&text)

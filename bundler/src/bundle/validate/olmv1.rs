@@ -617,7 +617,7 @@ fn renderer(ctx: &Ctx<'_>, csv: &Value) -> Vec<Finding> {
 fn loader(ctx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for entry in &ctx.bundle.unexpected_entries {
-        if ctx.bundle.root.join(entry).is_dir() {
+        if ctx.bundle.is_dir_at(entry) {
             out.push(
                 Finding::error(
                     V,

@@ -2,8 +2,8 @@
 //! must stay under 1 MiB (operator-framework/api `internal/bundle.go`). Measured over every
 //! file under the bundle root, as upstream does.
 
+use crate::confined::{EntryKind, RelPath, Tree};
 use std::io::Write;
-use std::path::Path;
 
 use base64::Engine;
 
@@ -13,21 +13,22 @@ const V: &str = "size";
 /// The ConfigMap budget OLM unpacks a bundle into.
 pub const MAX_BUNDLE_SIZE: u64 = 1 << 20;
 
-/// Compressed (gzip, then base64) and raw sizes of every file under `root`.
-pub fn bundle_size(root: &Path) -> std::io::Result<(u64, u64)> {
+/// Compressed (gzip, then base64) and raw sizes of every file of `tree`.
+pub fn bundle_size(tree: &Tree) -> std::io::Result<(u64, u64)> {
     let mut compressed = 0u64;
     let mut raw = 0u64;
-    let mut stack = vec![root.to_path_buf()];
+    let mut stack = vec![RelPath::root()];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let entry = entry?;
-            let ty = entry.file_type()?;
-            if ty.is_dir() {
-                stack.push(entry.path());
-            } else if ty.is_file() {
-                let bytes = std::fs::read(entry.path())?;
-                raw += bytes.len() as u64;
-                compressed += compressed_len(&bytes)?;
+        for (name, kind) in tree.read_dir(&dir)? {
+            let rel = dir.child(&name).map_err(std::io::Error::other)?;
+            match kind {
+                EntryKind::Dir => stack.push(rel),
+                EntryKind::File => {
+                    let bytes = tree.read(&rel)?;
+                    raw += bytes.len() as u64;
+                    compressed += compressed_len(&bytes)?;
+                }
+                _ => {}
             }
         }
     }
@@ -58,7 +59,7 @@ pub fn format_bytes(n: u64) -> String {
 }
 
 pub fn validate(ctx: &Ctx<'_>) -> Vec<Finding> {
-    let (compressed, raw) = match bundle_size(&ctx.bundle.root) {
+    let (compressed, raw) = match bundle_size(&ctx.bundle.tree) {
         Ok(s) => s,
         Err(e) => {
             return vec![

@@ -87,11 +87,14 @@ pub enum SqliteError {
 /// Whether `path` is a file that starts with SQLite's header (what opm's file-type check
 /// accepts as a database).
 pub fn is_sqlite_file(path: &Path) -> bool {
+    // host: a file the user named, or /proc/self/fd/N of a handle opened inside an image
     let Ok(mut f) = std::fs::File::open(path) else {
         return false;
     };
     let mut head = [0u8; 16];
-    f.metadata().is_ok_and(|m| m.is_file()) && f.read_exact(&mut head).is_ok() && &head == MAGIC
+    // host: the open handle's own metadata
+    let regular = f.metadata().is_ok_and(|m| m.file_type().is_file());
+    regular && f.read_exact(&mut head).is_ok() && &head == MAGIC
 }
 
 /// Renders an index database as `opm render` does: packages (icons from the default
@@ -106,6 +109,7 @@ pub fn render_file(path: &Path) -> Result<DeclarativeConfig, SqliteError> {
 pub fn render_file_named(path: &Path, label: &str) -> Result<DeclarativeConfig, SqliteError> {
     let label = label.to_string();
     if !is_sqlite_file(path) {
+        // host: as is_sqlite_file
         if let Err(source) = std::fs::File::open(path) {
             return Err(SqliteError::Read {
                 path: label,
@@ -130,6 +134,18 @@ pub fn render_file_named(path: &Path, label: &str) -> Result<DeclarativeConfig, 
         });
     }
     Ok(cfg)
+}
+
+/// [`render_file_named`] of a database already open: one found inside an unpacked image
+/// through a confined directory handle. SQLite opens it by the handle's own name in
+/// `/proc/self/fd`, so the file read is the one the handle holds, not a path from the image.
+pub fn render_open_file(
+    file: &std::fs::File,
+    label: &str,
+) -> Result<DeclarativeConfig, SqliteError> {
+    use std::os::fd::AsRawFd as _;
+    let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    render_file_named(&path, label)
 }
 
 /// An index database open for reading at opm's latest schema: the file itself when it is

@@ -21,6 +21,7 @@ use flate2::read::GzDecoder;
 use tar::EntryType;
 
 use super::model::{Blob, Image};
+use crate::confined::RelPath;
 pub use root::Refusal;
 use root::{Root, link_text, remove_any};
 
@@ -231,18 +232,13 @@ fn permissions(mode: u32) -> Permissions {
     Permissions::from_std(std::fs::Permissions::from_mode(mode))
 }
 
-/// An entry's name relative to the root: a leading `/` or `./` is dropped, as runtimes do;
-/// `..` is refused.
+/// An entry's name relative to the root, read as every path inside an image is
+/// ([`RelPath::in_image_os`]): a leading `/` or `./` is dropped, as runtimes do; `..` is
+/// refused.
 fn relative(path: &Path) -> Result<PathBuf, Refusal> {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::Normal(p) => out.push(p),
-            std::path::Component::CurDir | std::path::Component::RootDir => {}
-            _ => return Err(Refusal::Escape),
-        }
-    }
-    Ok(out)
+    RelPath::in_image_os(path.as_os_str())
+        .map(|p| p.as_relative_path())
+        .map_err(|_| Refusal::Escape)
 }
 
 /// Applies one layer blob to `root`.

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::atomic_write;
+use crate::confined::{RelPath, Tree};
 use crate::image::limits;
 
 pub const MANIFEST: &str = "olm-mirror.json";
@@ -40,8 +41,10 @@ pub struct ArchivedCatalog {
     /// The repository path the mirrored catalog image gets (under the destination).
     pub target_repository: String,
     pub target_tag: String,
-    /// The filtered catalog, relative to the archive.
-    pub catalog_dir: PathBuf,
+    /// The filtered catalog, relative to the archive: plain names only, so it cannot name
+    /// anything outside the archive (an archive carried across an air gap is input).
+    #[serde(deserialize_with = "catalog_dir")]
+    pub catalog_dir: RelPath,
     /// Every image the catalog needs that the archive holds, by its reference.
     pub images: Vec<ArchivedImage>,
 }
@@ -57,8 +60,30 @@ pub struct ArchivedImage {
     pub used_by: Vec<String>,
 }
 
+/// `catalogDir`, read strictly: the error names the field and the value.
+fn catalog_dir<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RelPath, D::Error> {
+    let text = String::deserialize(d)?;
+    RelPath::parse(&text).map_err(|why| {
+        serde::de::Error::custom(format_args!(
+            "catalogDir {text:?} is refused: {why}; it must name a directory inside the archive"
+        ))
+    })
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
+    #[error(
+        "{}: {} in a mirror archive; refused (olm writes plain files and directories only, and a link could lead reads or writes out of the archive)",
+        path.display(),
+        match kind { true => "a symbolic link", false => "a device, FIFO or socket" }
+    )]
+    Link { path: PathBuf, kind: bool },
+    #[error("{}: cannot open the archive: {source}", dir.display())]
+    Open {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{}: not a mirror archive (no {MANIFEST}); make one with olm catalog mirror SOURCE --to-archive DIR", dir.display())]
     NotAnArchive { dir: PathBuf },
     #[error("{path}: cannot read: {source}")]
@@ -134,10 +159,12 @@ impl Manifest {
     }
 
     /// Where the next catalog's directory goes (`catalogs/<n>`), or the one `source` had.
-    pub fn catalog_dir_for(&self, source: &str) -> PathBuf {
+    pub fn catalog_dir_for(&self, source: &str) -> RelPath {
         match self.catalogs.iter().find(|c| c.source == source) {
             Some(c) => c.catalog_dir.clone(),
-            None => Path::new(CATALOGS).join(self.catalogs.len().to_string()),
+            None => {
+                RelPath::parse(&format!("{CATALOGS}/{}", self.catalogs.len())).unwrap_or_default()
+            }
         }
     }
 
@@ -148,6 +175,37 @@ impl Manifest {
         atomic_write::write_atomic(&dir.join(MANIFEST), &bytes)?;
         Ok(())
     }
+}
+
+/// The archive at `dir` (an existing directory) as a tree read and written confined to it.
+pub fn open(dir: &Path) -> Result<Tree, ArchiveError> {
+    Tree::confined(dir).map_err(|source| ArchiveError::Open {
+        dir: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// [`open`], refused when anything in the archive is a symbolic link or a special file:
+/// `olm` writes none, and one in an archive carried across an air gap could lead a read or a
+/// write out of it.
+pub fn open_checked(dir: &Path) -> Result<Tree, ArchiveError> {
+    let tree = open(dir)?;
+    let found = tree
+        .links_and_specials()
+        .map_err(|source| ArchiveError::Open {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+    if let Some(first) = found.first() {
+        let kind = tree
+            .symlink_metadata(first)
+            .is_ok_and(|m| m.kind == crate::confined::EntryKind::Symlink);
+        return Err(ArchiveError::Link {
+            path: tree.shown(first),
+            kind,
+        });
+    }
+    Ok(tree)
 }
 
 #[cfg(test)]
@@ -169,7 +227,7 @@ mod tests {
             source: "quay.io/x/cat:v1".into(),
             target_repository: "x/cat".into(),
             target_tag: "v1".into(),
-            catalog_dir: "catalogs/0".into(),
+            catalog_dir: RelPath::parse("catalogs/0").unwrap(),
             images: (0..n)
                 .map(|i| ArchivedImage {
                     reference: format!("quay.io/x/b{i}:v1"),
@@ -179,13 +237,13 @@ mod tests {
                 .collect(),
         };
         assert_eq!(
-            m.catalog_dir_for("quay.io/x/cat:v1"),
-            Path::new("catalogs/0")
+            m.catalog_dir_for("quay.io/x/cat:v1").to_string(),
+            "catalogs/0"
         );
         m.put(entry(1));
         m.put(entry(2));
         assert_eq!(m.catalogs.len(), 1);
-        assert_eq!(m.catalog_dir_for("other"), Path::new("catalogs/1"));
+        assert_eq!(m.catalog_dir_for("other").to_string(), "catalogs/1");
         m.write(dir.path()).unwrap();
         assert_eq!(Manifest::open(dir.path()).unwrap(), m);
         std::fs::write(dir.path().join(MANIFEST), r#"{"version":2,"catalogs":[]}"#).unwrap();
@@ -195,5 +253,33 @@ mod tests {
                 .to_string()
                 .contains("version 2")
         );
+    }
+
+    #[test]
+    fn catalog_dirs_that_leave_the_archive_are_refused_naming_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["../../x", "/abs", "catalogs/../../x", "", "a//b"] {
+            let text = format!(
+                r#"{{"version":1,"catalogs":[{{"source":"s","targetRepository":"r","targetTag":"t","catalogDir":{},"images":[]}}]}}"#,
+                serde_json::to_string(bad).unwrap()
+            );
+            std::fs::write(dir.path().join(MANIFEST), text).unwrap();
+            let e = Manifest::open(dir.path()).unwrap_err().to_string();
+            assert!(e.contains(MANIFEST), "{bad}: {e}");
+            assert!(
+                e.contains(&format!("catalogDir {bad:?} is refused")),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn archives_holding_links_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("images/blobs")).unwrap();
+        assert!(open_checked(dir.path()).is_ok());
+        std::os::unix::fs::symlink("/etc", dir.path().join("images/blobs/sha256")).unwrap();
+        let e = open_checked(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("images/blobs/sha256: a symbolic link"), "{e}");
     }
 }

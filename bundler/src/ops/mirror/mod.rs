@@ -348,11 +348,23 @@ pub async fn mirror(req: &MirrorRequest) -> Result<MirrorReport, MirrorError> {
         }
         MirrorFrom::Archive(_) => Vec::new(),
     };
-    // What an archive holds, read once (a --from-archive run mirrors each of its catalogs).
+    // What an archive holds, read once (a --from-archive run mirrors each of its catalogs),
+    // after the archive is checked: no link in it, and every path its manifest names inside it.
     let archived = match &req.from {
-        MirrorFrom::Archive(dir) => Some(Manifest::open(dir)?),
+        MirrorFrom::Archive(dir) => {
+            archive::open_checked(dir)?;
+            Some(Manifest::open(dir)?)
+        }
         MirrorFrom::Catalog { .. } => None,
     };
+    // An archive written to is checked the same way before anything is copied into it.
+    // host: the archive directory the user named
+    if let MirrorTo::Archive(dir) = &req.to
+        && dir.exists()
+    {
+        archive::open_checked(dir)?;
+        Manifest::read(dir)?;
+    }
     let several = jobs.len() > 1 || archived.as_ref().is_some_and(|m| m.catalogs.len() > 1);
     if several
         && (req.target_catalog.is_some() || req.target_tag.is_some() || req.catalog_name.is_some())
@@ -741,8 +753,8 @@ async fn archive_to_registry(
     several: bool,
     report: &mut MirrorReport,
 ) -> Result<(CatalogReport, prune::CatalogUse, Vec<Planned>), MirrorError> {
-    let catalog_dir = dir.join(&entry.catalog_dir);
-    let cfg = crate::catalog::load::load_dir(&catalog_dir).map_err(CatalogFilterError::from)?;
+    let tree = archive::open_checked(dir)?.subtree(&entry.catalog_dir);
+    let cfg = crate::catalog::load::load_tree(&tree).map_err(CatalogFilterError::from)?;
     let uses = entry
         .images
         .iter()
@@ -904,6 +916,7 @@ async fn finish_at_registry(
     };
     let files = outputs::files(&catalog, planned, req.rewrite_references)?;
     let dir = if several {
+        // host: a Kubernetes name (plan::object_name: letters, digits, '-') under --output
         req.output.join(&name)
     } else {
         req.output.clone()
@@ -995,6 +1008,7 @@ fn build_catalog_image(
         catalog_dir: dir,
         olm_binaries: req.olm_binaries.clone(),
         labels: Default::default(),
+        // host: this machine's CA bundle
         ca_bundle: host_ca.is_file().then_some(host_ca),
         created: crate::reproducible::source_date_epoch()
             .map_err(|e| build(rootfs::BuildError::Epoch(e)))?,
@@ -1058,8 +1072,16 @@ async fn catalog_to_archive(
     let mut manifest = Manifest::read(dir)?.unwrap_or_default();
     let catalog_dir = manifest.catalog_dir_for(&job.source);
     let (packages, bundles) = (cfg.packages.len(), cfg.bundles.len());
-    let target = dir.join(&catalog_dir);
-    crate::atomic_write::replace_dir(&target, |tmp| write_fs::write_fs(cfg, tmp, Format::Json))?;
+    // Written through the archive's directory handle: a link planted in the archive since the
+    // check cannot take the write (or the old directory's removal) outside it.
+    let write_error = |path: PathBuf, source: std::io::Error| {
+        MirrorError::Io(format!("{}: cannot write: {source}", path.display()))
+    };
+    archive::open(dir)?.replace_dir(
+        &catalog_dir,
+        |tmp| write_fs::write_fs(cfg, tmp, Format::Json).map_err(MirrorError::from),
+        write_error,
+    )?;
     let index = layout.index().map_err(|e| MirrorError::Io(e.to_string()))?;
     let failed: std::collections::HashSet<&str> =
         failures.iter().map(|f| f.image.as_str()).collect();

@@ -414,8 +414,9 @@ pub(super) async fn catalog_image(plan: &Plan) -> Step<CatalogOutcome> {
     let mut deployed = made.pinned.clone();
     let mut record = None;
     if let Some(path) = &plan.cfg.pinned_catalog_image {
-        let catalog = crate::serve::index::cache::digest(&plan.stage_catalog)
-            .map_err(|e| anyhow!("hashing the staged catalog: {e}"))?;
+        let catalog =
+            crate::serve::index::cache::digest(&crate::confined::Tree::host(&plan.stage_catalog))
+                .map_err(|e| anyhow!("hashing the staged catalog: {e}"))?;
         let recorded = CatalogImagePin::load(path)?;
         // Without a registry nothing is published: an unchanged catalog keeps the image it
         // was released with (this machine's build differs only in its olm binary and CA

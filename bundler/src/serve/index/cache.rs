@@ -17,9 +17,10 @@ use sha2::{Digest, Sha256};
 use super::build::{self as store, Written};
 use super::catalogd_content::{self, ContentWriter, LineSpill};
 use crate::catalog::declcfg::DeclarativeConfig;
-use crate::catalog::load;
+use crate::catalog::load::{self, CatalogFile};
 use crate::catalog::model::Model;
 use crate::catalog::property::{BundleObject, Property, TYPE_BUNDLE_OBJECT};
+use crate::confined::{RelPath, Tree};
 use crate::serve::proto::cache::Index;
 use crate::serve::runtime::catalogd_files::ALL_FILE;
 use crate::serve::runtime::store::{FORMAT, Store, StoreError};
@@ -64,28 +65,28 @@ pub struct LoadStats {
     pub millis: u128,
 }
 
-/// The digest of the catalog files under `root`.
-pub fn digest(root: &Path) -> Result<String, CacheError> {
-    let files = load::catalog_files(root).map_err(|e| CacheError::Load(e.to_string()))?;
-    digest_files(root, &files)
+/// The digest of the catalog files of `tree`.
+pub fn digest(tree: &Tree) -> Result<String, CacheError> {
+    let files = load::catalog_files(tree).map_err(|e| CacheError::Load(e.to_string()))?;
+    digest_files(tree, &files)
 }
 
-fn digest_files(root: &Path, files: &[PathBuf]) -> Result<String, CacheError> {
-    let per_file = crate::parallel::map(files, |path: &PathBuf| {
-        hash_file(path).map_err(|e| format!("read {}: {e}", path.display()))
+fn digest_files(tree: &Tree, files: &[CatalogFile]) -> Result<String, CacheError> {
+    let per_file = crate::parallel::map(files, |file: &CatalogFile| {
+        hash_file(tree, &file.rel).map_err(|e| format!("read {}: {e}", file.path.display()))
     });
     let hashes = per_file
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(CacheError::Load)?;
-    Ok(combine(root, files, &hashes))
+    Ok(combine(files, &hashes))
 }
 
-/// [`file_hash`] of the file at `path`, read a buffer at a time: a server checking its cache
+/// [`file_hash`] of the file `rel`, read a buffer at a time: a server checking its cache
 /// at start-up never holds a catalog file.
-fn hash_file(path: &Path) -> std::io::Result<[u8; 32]> {
+fn hash_file(tree: &Tree, rel: &RelPath) -> std::io::Result<[u8; 32]> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
+    let mut file = tree.open(rel)?;
     let len = file.metadata()?.len();
     let mut h = Sha256::new();
     h.update(len.to_le_bytes());
@@ -103,7 +104,7 @@ fn hash_file(path: &Path) -> std::io::Result<[u8; 32]> {
     match read == len {
         true => Ok(h.finalize().into()),
         // Changed while it was read: hash what one read gives.
-        false => std::fs::read(path).map(|bytes| file_hash(&bytes)),
+        false => tree.read(rel).map(|bytes| file_hash(&bytes)),
     }
 }
 
@@ -115,13 +116,12 @@ fn file_hash(bytes: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// The catalog digest from each file's path (relative to `root`) and [`file_hash`].
-fn combine(root: &Path, files: &[PathBuf], hashes: &[[u8; 32]]) -> String {
+/// The catalog digest from each file's path (relative to the tree) and [`file_hash`].
+fn combine(files: &[CatalogFile], hashes: &[[u8; 32]]) -> String {
     let mut total = Sha256::new();
     total.update(format!("olm-serve-cache/{}\0", FORMAT));
-    for (path, h) in files.iter().zip(hashes) {
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        total.update(rel.to_string_lossy().as_bytes());
+    for (file, h) in files.iter().zip(hashes) {
+        total.update(file.rel.to_string_lossy().as_bytes());
         total.update([0]);
         total.update(h);
     }
@@ -132,12 +132,12 @@ fn combine(root: &Path, files: &[PathBuf], hashes: &[[u8; 32]]) -> String {
 /// files, hashed as they are read); payloads go to `payloads`, catalogd's content to
 /// `content`.
 fn build<W: Write>(
-    root: &Path,
+    tree: &Tree,
     payloads: &mut W,
     content: Option<&mut ContentWriter>,
 ) -> Result<Index, CacheError> {
     let started = Instant::now();
-    let files = load::catalog_files(root).map_err(|e| CacheError::Load(e.to_string()))?;
+    let files = load::catalog_files(tree).map_err(|e| CacheError::Load(e.to_string()))?;
     let content = match content {
         Some(c) => {
             let spill = LineSpill::create(c.dir()).map_err(|source| CacheError::Write {
@@ -148,12 +148,12 @@ fn build<W: Write>(
         }
         None => None,
     };
-    let (mut cfg, hashes, written) = load_writing_objects(&files, payloads, content)?;
-    let digest = combine(root, &files, &hashes);
+    let (mut cfg, hashes, written) = load_writing_objects(tree, &files, payloads, content)?;
+    let digest = combine(&files, &hashes);
     let loaded = Instant::now();
     let others = std::mem::take(&mut cfg.others);
     let (model, report) = Model::from_declcfg_owned(cfg).map_err(|r| CacheError::Invalid {
-        dir: root.to_path_buf(),
+        dir: tree.shown_root(),
         report: r.to_string(),
     })?;
     if !report.diagnostics.is_empty() {
@@ -188,7 +188,8 @@ fn build<W: Write>(
 /// of embedded manifests (most of a `olm.bundle.object` catalog's bytes) is so never held
 /// whole: peak memory is the graph plus the few files in flight.
 fn load_writing_objects<W: Write>(
-    files: &[PathBuf],
+    tree: &Tree,
+    files: &[CatalogFile],
     payloads: &mut W,
     content: Option<(&mut ContentWriter, LineSpill)>,
 ) -> Result<(DeclarativeConfig, Vec<[u8; 32]>, Written), CacheError> {
@@ -207,8 +208,15 @@ fn load_writing_objects<W: Write>(
         catalogd_content::FileLines,
     );
     type Encoded = (String, String, Option<Vec<u8>>, bool);
-    let parse = |path: &PathBuf| -> Result<Parsed, String> {
-        let bytes = crate::yaml::read_file(path).map_err(|e| e.to_string())?;
+    let parse = |file: &CatalogFile| -> Result<Parsed, String> {
+        let path = file.path.as_path();
+        let bytes = tree.read(&file.rel).map_err(|source| {
+            crate::yaml::YamlError::Io {
+                path: file.path.clone(),
+                source,
+            }
+            .to_string()
+        })?;
         let hash = file_hash(&bytes);
         let mut cfg = load::load_bytes(path, &bytes).map_err(|e| e.to_string())?;
         let lines = match spill {
@@ -281,12 +289,12 @@ fn load_writing_objects<W: Write>(
 }
 
 /// Loads a catalog into memory without any cache (payloads kept in memory too).
-pub fn load_in_memory(root: &Path) -> Result<Store, CacheError> {
-    let files = load::catalog_files(root).map_err(|e| CacheError::Load(e.to_string()))?;
-    let mut cfg = load::load_files(&files).map_err(|e| CacheError::Load(e.to_string()))?;
+pub fn load_in_memory(tree: &Tree) -> Result<Store, CacheError> {
+    let files = load::catalog_files(tree).map_err(|e| CacheError::Load(e.to_string()))?;
+    let mut cfg = load::load_files(tree, &files).map_err(|e| CacheError::Load(e.to_string()))?;
     let others = std::mem::take(&mut cfg.others);
     let (model, _) = Model::from_declcfg_owned(cfg).map_err(|r| CacheError::Invalid {
-        dir: root.to_path_buf(),
+        dir: tree.shown_root(),
         report: r.to_string(),
     })?;
     Ok(store::in_memory(&model, &others))
@@ -322,14 +330,15 @@ pub enum Durability {
     ScratchGrpcOnly,
 }
 
-/// Builds the cache for `root` in `cache_dir` (replacing an older one), flushed to disk.
-pub fn build_cache(root: &Path, cache_dir: &Path) -> Result<LoadStats, CacheError> {
-    build_cache_with(root, cache_dir, Durability::Durable)
+/// Builds the cache for the catalog `tree` in `cache_dir` (replacing an older one), flushed
+/// to disk.
+pub fn build_cache(tree: &Tree, cache_dir: &Path) -> Result<LoadStats, CacheError> {
+    build_cache_with(tree, cache_dir, Durability::Durable)
 }
 
 /// [`build_cache`] with the given durability.
 pub fn build_cache_with(
-    root: &Path,
+    tree: &Tree,
     cache_dir: &Path,
     durability: Durability,
 ) -> Result<LoadStats, CacheError> {
@@ -356,7 +365,7 @@ pub fn build_cache_with(
         Durability::ScratchGrpcOnly => None,
         _ => Some(ContentWriter::create(&dir).map_err(werr(&dir))?),
     };
-    let index = match build(root, &mut w, content.as_mut()) {
+    let index = match build(tree, &mut w, content.as_mut()) {
         Ok(i) => i,
         Err(e) => {
             drop(w);
@@ -462,16 +471,16 @@ pub fn content_dir(cache_dir: &Path) -> PathBuf {
     cache_dir.join(CACHE_SUBDIR)
 }
 
-/// Opens the store from `cache_dir`, checking the digest against `root` and rebuilding or
-/// failing per `integrity` (opm's `LoadOrRebuild` / `--cache-enforce-integrity`).
+/// Opens the store from `cache_dir`, checking the digest against the catalog `tree` and
+/// rebuilding or failing per `integrity` (opm's `LoadOrRebuild` / `--cache-enforce-integrity`).
 pub fn open(
-    root: &Path,
+    tree: &Tree,
     cache_dir: &Path,
     integrity: Integrity,
 ) -> Result<(Store, LoadStats), CacheError> {
     let started = Instant::now();
     check_contents(cache_dir)?;
-    let computed = digest(root)?;
+    let computed = digest(tree)?;
     let (index, rebuilt) = match read_index(cache_dir) {
         Ok(index) if index.digest == computed => (index, false),
         Ok(index) if integrity == Integrity::Enforce => {
@@ -482,7 +491,7 @@ pub fn open(
         }
         Err(e) if integrity == Integrity::Enforce => return Err(CacheError::Missing(e)),
         _ => {
-            build_cache(root, cache_dir)?;
+            build_cache(tree, cache_dir)?;
             let index = read_index(cache_dir).map_err(CacheError::Load)?;
             (index, true)
         }
@@ -524,10 +533,10 @@ pub fn cached_digest(cache_dir: &Path) -> Option<String> {
     read_index(cache_dir).ok().map(|i| i.digest)
 }
 
-/// Whether `cache_dir` holds a cache built from exactly the catalog at `root`.
-pub fn is_fresh(root: &Path, cache_dir: &Path) -> Result<bool, CacheError> {
+/// Whether `cache_dir` holds a cache built from exactly the catalog `tree`.
+pub fn is_fresh(tree: &Tree, cache_dir: &Path) -> Result<bool, CacheError> {
     check_contents(cache_dir)?;
-    let computed = digest(root)?;
+    let computed = digest(tree)?;
     Ok(read_index(cache_dir).is_ok_and(|i| i.digest == computed))
 }
 
@@ -571,7 +580,7 @@ mod tests {
                 0 => Durability::Scratch,
                 _ => Durability::ScratchGrpcOnly,
             };
-            build_cache_with(&root, dir.path(), durability).unwrap();
+            build_cache_with(&Tree::host(&root), dir.path(), durability).unwrap();
             let content = dir.path().join(CACHE_SUBDIR).join(ALL_FILE);
             assert_eq!(
                 content.exists(),
@@ -579,7 +588,7 @@ mod tests {
                 "{root:?}"
             );
             let (cached, _) = open_checked(dir.path(), true).unwrap();
-            let memory = load_in_memory(&root).unwrap();
+            let memory = load_in_memory(&Tree::host(&root)).unwrap();
             assert_eq!(cached.entry_count(), memory.entry_count(), "{root:?}");
             for (a, b) in cached.entries().zip(memory.entries()) {
                 let (a, b) = (
