@@ -10,12 +10,19 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &[&str])] = &[
     ("grammar", &[]),
     ("yaml", &[]),
-    ("atomic_write", &[]),
+    ("atomic_write", &["scratch"]),
     ("parallel", &[]),
+    ("scratch", &[]),
     ("reproducible", &["grammar"]),
     (
         "image",
-        &["grammar", "atomic_write", "parallel", "reproducible"],
+        &[
+            "grammar",
+            "atomic_write",
+            "parallel",
+            "reproducible",
+            "scratch",
+        ],
     ),
     (
         "bundle",
@@ -26,6 +33,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "atomic_write",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -38,6 +46,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "atomic_write",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -50,6 +59,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "atomic_write",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -63,6 +73,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "atomic_write",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -77,6 +88,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "atomic_write",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -92,6 +104,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "atomic_write",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -109,6 +122,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "atomic_write",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
 ];

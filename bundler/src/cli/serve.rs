@@ -14,7 +14,7 @@ use olm_bundler::reproducible::source_date_epoch;
 use olm_bundler::serve::image::CatalogImage;
 use olm_bundler::serve::runtime::server::shutdown_signal;
 
-use super::args::{OutputArgs, RegistryArgs};
+use super::args::{OutputArgs, RegistryArgs, UnpackArgs};
 use super::output::usage;
 
 #[derive(Debug, Args)]
@@ -74,6 +74,8 @@ pub struct ServeArgs {
     /// How to reach the registry when serving a catalog image.
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -102,7 +104,7 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
             catalog_name: a.catalog_name,
             tls: a.tls_cert.zip(a.tls_key),
         }),
-        registry: a.registry.options()?,
+        registry: a.registry.reading(&a.unpack)?,
         cache_builder: CacheBuilder::ChildProcess { debug: a.debug },
         catalog: a.catalog,
     };

@@ -14,7 +14,7 @@ use super::model::{self, Artifact, ImageConfig, ModelError, Platform};
 use super::reference::{ImageRef, RefError};
 use super::registry::api::FetchedManifest;
 use super::registry::{PushReport, RegistryError, RegistryOptions};
-use super::unpack::{UnpackError, apply_layer};
+use super::unpack::{Budget, UnpackError, apply_layer_within};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
@@ -210,12 +210,19 @@ pub async fn pull_to_dir_with(
         .map(|d| copy::fetch_to_file(engine, source, d))
         .buffered(opts.concurrency.max(1));
     use futures::StreamExt as _;
+    // One budget for the image's layers together.
+    let mut budget = Budget::new(opts.unpack);
     while let Some(blob) = fetches.next().await {
         let blob = blob?;
         let root = dest.to_path_buf();
-        tokio::task::spawn_blocking(move || apply_layer(&root, &blob))
-            .await
-            .map_err(|e| TransferError::Unsupported(e.to_string()))??;
+        let (kept, applied) = tokio::task::spawn_blocking(move || {
+            let applied = apply_layer_within(&root, &blob, &budget);
+            (budget, applied)
+        })
+        .await
+        .map_err(|e| TransferError::Unsupported(e.to_string()))?;
+        budget = kept;
+        applied?;
     }
     Ok(PulledImage {
         digest: m.digest,

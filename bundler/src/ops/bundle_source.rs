@@ -9,6 +9,7 @@ use thiserror::Error;
 use crate::grammar::image_ref;
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, TransferError};
+use crate::scratch::ScratchDir;
 
 #[derive(Debug, Error)]
 pub enum BundleSourceError {
@@ -35,7 +36,7 @@ impl BundleSourceError {
 #[derive(Debug)]
 pub struct LocalBundle {
     dir: PathBuf,
-    _unpacked: Option<tempfile::TempDir>,
+    _unpacked: Option<ScratchDir>,
 }
 
 impl LocalBundle {
@@ -69,7 +70,7 @@ pub async fn fetch(
     if !names_an_image(arg) {
         return Err(BundleSourceError::NotABundle(arg.to_string()));
     }
-    let tmp = tempfile::tempdir().map_err(BundleSourceError::TempDir)?;
+    let tmp = ScratchDir::new().map_err(BundleSourceError::TempDir)?;
     transfer::pull_to_dir(arg, tmp.path(), registry)
         .await
         .map_err(|source| BundleSourceError::Pull {

@@ -136,7 +136,7 @@ pub fn render_file_named(path: &Path, label: &str) -> Result<DeclarativeConfig, 
 /// already there, else a migrated temporary copy (removed on drop).
 struct Index {
     conn: Connection,
-    _copy: Option<tempfile::TempDir>,
+    _copy: Option<crate::scratch::ScratchDir>,
 }
 
 impl Index {
@@ -191,7 +191,7 @@ impl Index {
             path: label.to_string(),
             source,
         };
-        let dir = tempfile::tempdir().map_err(copy_err)?;
+        let dir = crate::scratch::ScratchDir::new().map_err(copy_err)?;
         let copy: PathBuf = dir.path().join("index.db");
         conn.backup(
             rusqlite::MAIN_DB,
