@@ -313,3 +313,41 @@ fn the_serve_runtime_reads_no_catalog_after_start_up() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// Temporary space is made in one place (`scratch`): private, random-named, removed on an
+/// interrupt. Library code outside it (tests apart) makes no temporary directory of its own
+/// and builds no name from a fixed word in `$TMPDIR` or from the process id.
+#[test]
+fn temporary_space_comes_only_from_scratch() {
+    const FORBIDDEN: &[&str] = &[
+        "tempfile::tempdir()",
+        "TempDir::new",
+        "NamedTempFile::new()",
+        "process::id()",
+        "temp_dir().join(",
+        "mkdtemp",
+    ];
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        if rel == "scratch.rs" || rel.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Unit tests sit at the end of a file, after `#[cfg(test)]`.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for word in FORBIDDEN {
+            if code.contains(word) {
+                found.push(format!("{rel}: {word} (use crate::scratch)"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "temporary space made outside scratch:\n{}",
+        found.join("\n")
+    );
+}
