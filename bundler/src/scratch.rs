@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Paths to remove on a signal, by registration number.
@@ -23,8 +23,8 @@ static REGISTERED: Mutex<BTreeMap<u64, PathBuf>> = Mutex::new(BTreeMap::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 /// Set once a signal is being handled: work that creates files stops at its next step.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// Owners of their own shutdown (a listening server) that the handler leaves signals to.
-static DEFERRED: AtomicUsize = AtomicUsize::new(0);
+/// Set once a listening server owns the process's signals (for the rest of its life).
+static DEFERRED: AtomicBool = AtomicBool::new(false);
 
 fn registered() -> MutexGuard<'static, BTreeMap<u64, PathBuf>> {
     REGISTERED.lock().unwrap_or_else(|p| p.into_inner())
@@ -145,22 +145,12 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
 
-/// While this lives, a signal is left to its holder (a server that drains its calls and then
-/// drops its scratch itself) instead of ending the process.
-#[derive(Debug)]
-pub struct OwnShutdown(());
-
-impl OwnShutdown {
-    pub fn claim() -> OwnShutdown {
-        DEFERRED.fetch_add(1, Ordering::SeqCst);
-        OwnShutdown(())
-    }
-}
-
-impl Drop for OwnShutdown {
-    fn drop(&mut self) {
-        DEFERRED.fetch_sub(1, Ordering::SeqCst);
-    }
+/// From now on a signal is left to the caller (a listening server, which drains its calls and
+/// then drops its scratch itself) instead of ending the process. For the rest of the process:
+/// the handler may see a signal after the server has already stopped on it, and must not then
+/// exit with another status.
+pub fn leave_signals_to_caller() {
+    DEFERRED.store(true, Ordering::SeqCst);
 }
 
 /// Removes every registered path (what a signal handler does before exiting). Returns the
@@ -194,7 +184,7 @@ pub fn remove_registered() -> Vec<PathBuf> {
 
 /// Starts the thread that cleans up on SIGINT and SIGTERM: it removes every registered
 /// scratch path and exits with 130 (SIGINT) or 143 (SIGTERM), as a shell reports a process
-/// those signals ended. While an [`OwnShutdown`] lives the signal is left to its holder.
+/// those signals ended. After [`leave_signals_to_caller`] signals are the caller's.
 /// Call once, from the binary; a library caller keeps its own signal handling.
 pub fn install_signal_cleanup() {
     let spawned = std::thread::Builder::new()
@@ -231,7 +221,7 @@ async fn wait_for_signals() {
             _ = int.recv() => 130,
             _ = term.recv() => 143,
         };
-        if DEFERRED.load(Ordering::SeqCst) > 0 {
+        if DEFERRED.load(Ordering::SeqCst) {
             continue;
         }
         let left = remove_registered();

@@ -108,9 +108,12 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         cache_builder: CacheBuilder::ChildProcess { debug: a.debug },
         catalog: a.catalog,
     };
+    // Listened for before start-up, so a signal between binding and serving is not lost (the
+    // scratch handler leaves signals to the server from the moment it listens).
+    let shutdown = shutdown_signal();
     // A cache-only run is done once the cache is built (the library logs it).
     if let Started::Listening(server) = ops::start(req).await? {
-        server.run(shutdown_signal()).await?;
+        server.run(shutdown).await?;
     }
     Ok(ExitCode::SUCCESS)
 }

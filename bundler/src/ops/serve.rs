@@ -20,7 +20,7 @@ use crate::hub::page::content_security_policy;
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_site;
 use crate::ops::catalog_source::{self, CatalogSourceError, PulledCatalog};
-use crate::scratch::{OwnShutdown, ScratchDir};
+use crate::scratch::{self, ScratchDir};
 use crate::serve::index::cache::{self, CacheError, Durability, Integrity, LoadStats};
 use crate::serve::index::catalogd_content::{self, CatalogdError};
 use crate::serve::runtime::catalogd::{self, CatalogContent, TlsError};
@@ -321,6 +321,9 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     let entries = store.entry_count();
 
     let grpc = server::bind(req.grpc_addr).await?;
+    // From the moment it listens, a signal is the server's `shutdown` (calls drain, then the
+    // scratch is dropped), not the scratch handler's.
+    scratch::leave_signals_to_caller();
     let grpc_addr = grpc.local_addr().unwrap_or(req.grpc_addr);
     tracing::info!(
         configs = %req.catalog.display(),
@@ -427,8 +430,6 @@ impl Server {
     /// Serves until `shutdown` resolves, then drains in-flight calls (the HTTP API stops with
     /// the gRPC server).
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
-        // From here a signal is `shutdown`'s: calls drain, then the scratch is dropped.
-        let _own = OwnShutdown::claim();
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let stopped = move |mut rx: tokio::sync::watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|s| *s).await;
