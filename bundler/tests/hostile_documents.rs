@@ -697,6 +697,13 @@ fn a_servers_temporary_cache_is_private_and_random() {
 /// A gzip-compressed layer of one tar entry `name` holding `size` zero bytes (a bomb: about
 /// a thousandth of its size), written to a layout at `dir`.
 fn gzip_bomb_layout(dir: &Path, files: &[(&str, u64)]) -> String {
+    let typed: Vec<(&str, u8, u64)> = files.iter().map(|(n, s)| (*n, b'0', *s)).collect();
+    gzip_bomb_typed(dir, &typed)
+}
+
+/// [`gzip_bomb_layout`] with each entry's tar type (`0` a file, `x` a PAX header, `L` a GNU
+/// long name) and the zero bytes it holds.
+fn gzip_bomb_typed(dir: &Path, files: &[(&str, u8, u64)]) -> String {
     use sha2::Digest as _;
     std::fs::create_dir_all(dir.join("blobs/sha256")).unwrap();
     let spool = dir.join("layer.tmp");
@@ -711,9 +718,10 @@ fn gzip_bomb_layout(dir: &Path, files: &[(&str, u64)]) -> String {
     };
     put(&crafted::tar(&[Dir("configs".into())])[..512]);
     let zeros = vec![0u8; 1 << 20];
-    for (name, size) in files {
+    for (name, kind, size) in files {
         let header = crafted::tar(&[File(name.to_string(), Vec::new())]);
         let mut header = header[..512].to_vec();
+        header[156] = *kind;
         // The size field, and the checksum again.
         let s = format!("{size:011o}\0");
         header[124..136].copy_from_slice(s.as_bytes());
@@ -855,6 +863,34 @@ fn gzip_bombs_stop_at_the_limit_and_leave_nothing() {
     ]);
     assert!(!rootfs.exists(), "the half-unpacked rootfs stayed");
     area.untouched();
+}
+
+/// A PAX extended header or a GNU long name of a gigabyte (which a tar reader would hold in
+/// memory whole) is refused as soon as its header is read, as Go's archive/tar refuses one
+/// over 1 MiB.
+#[test]
+fn huge_extended_headers_are_refused_before_they_are_read() {
+    let area = Area::new();
+    for (name, kind) in [("pax", b'x'), ("longname", b'L')] {
+        let layout = gzip_bomb_typed(
+            &area.path(name),
+            &[
+                ("configs/./PaxHeaders/x", kind, 1 << 30),
+                ("configs/x", b'0', 1),
+            ],
+        );
+        let started = Instant::now();
+        let err = area.refused(&["catalog", "render", &layout, "-o", "json"]);
+        assert!(
+            err.contains("an extended header (PAX or GNU long name) of 1073741824 bytes"),
+            "{name}: {err}"
+        );
+        eprintln!(
+            "{name}: refused after {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+        area.untouched();
+    }
 }
 
 /// A GNU tar header (magic `ustar  `) for `name` of type `kind`, its size field `size`.

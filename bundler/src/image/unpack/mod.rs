@@ -171,18 +171,84 @@ impl Budget {
     }
 }
 
-/// Counts the tar stream's bytes as the tar reader takes them from the decompressor.
+/// The most a PAX extended header or a GNU long name may hold (Go's archive/tar's
+/// `maxSpecialFileSize`): the tar reader holds it whole in memory.
+const EXTENDED_HEADER_BYTES: u64 = 1 << 20;
+
+/// Counts the tar stream's bytes as the tar reader takes them from the decompressor, and
+/// refuses an extended header (PAX, GNU long name) larger than [`EXTENDED_HEADER_BYTES`]
+/// before the tar reader reads it into memory.
 struct Counted<'b, R> {
     inner: R,
     budget: &'b Budget,
+    /// Bytes of this layer's tar stream read so far.
+    pos: u64,
 }
 
 impl<R: Read> Read for Counted<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
+        // The tar reader asks for a header as one 512-byte read: fill it whole, so a header
+        // is always seen in one piece however the decompressor splits its output.
+        let mut n = self.inner.read(buf)?;
+        if buf.len() == 512 {
+            while n > 0 && n < 512 {
+                match self.inner.read(&mut buf[n..])? {
+                    0 => break,
+                    m => n += m,
+                }
+            }
+        }
         self.budget.take_bytes(n as u64)?;
+        if n == 512 && self.pos.is_multiple_of(512) {
+            check_extended_header(buf)?;
+        }
+        self.pos += n as u64;
         Ok(n)
     }
+}
+
+/// Refuses `block` when it is a header (its checksum holds) of a PAX extended header or a GNU
+/// long name or link declaring more than [`EXTENDED_HEADER_BYTES`].
+fn check_extended_header(block: &[u8]) -> io::Result<()> {
+    if !matches!(block[156], b'x' | b'g' | b'L' | b'K') {
+        return Ok(());
+    }
+    let octal = |field: &[u8]| -> Option<u64> {
+        let text = std::str::from_utf8(field).ok()?;
+        let text = text.trim_matches(|c: char| c == ' ' || c == '\0');
+        u64::from_str_radix(text, 8).ok()
+    };
+    let stored = octal(&block[148..156]);
+    let sum: u64 = block
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                u64::from(*b)
+            }
+        })
+        .sum();
+    if stored != Some(sum) {
+        return Ok(());
+    }
+    let size = match block[124] & 0x80 {
+        0 => octal(&block[124..136]).unwrap_or(0),
+        _ => block[128..136].iter().fold(0u64, |n, b| {
+            n.saturating_mul(256).saturating_add(u64::from(*b))
+        }),
+    };
+    if size > EXTENDED_HEADER_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "an extended header (PAX or GNU long name) of {size} bytes, more than the {} a tar reader holds (Go's archive/tar refuses it too)",
+                bytes_limit_text(EXTENDED_HEADER_BYTES)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The permission bits kept from an entry: no set-user-ID, set-group-ID or sticky bit.
@@ -466,6 +532,7 @@ pub fn apply_layer_within(root: &Path, blob: &Blob, budget: &Budget) -> Result<(
     let mut archive = tar::Archive::new(Counted {
         inner: reader,
         budget,
+        pos: 0,
     });
     let mut applier = Applier {
         root: &mut dir,
