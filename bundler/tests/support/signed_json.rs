@@ -11,10 +11,22 @@ use olm_bundler::grammar::go_json_read::{self as go, GoJsonError};
 use olm_bundler::image::sign::payload::{Envelope, SimpleSigning, parse_statement};
 use serde_json::Value;
 
+/// Whether two floats are at most `n` representable values apart.
+fn ulps_apart(x: f64, y: f64, n: u64) -> bool {
+    x == y || (x.signum() == y.signum() && x.to_bits().abs_diff(y.to_bits()) <= n)
+}
+
 /// Whether two JSON values are equal, numbers compared as the `float64` Go makes of them.
+/// serde_json (without its `float_roundtrip` feature) does not round every long literal
+/// correctly (the fuzzer found `66666666666666666666666666666666666`, read one unit in the
+/// last place off); Go's `strconv.ParseFloat`, and the Go reader here, do. So numbers may
+/// differ by a unit or two in the last place, no more.
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => ulps_apart(x, y, 2),
+            (x, y) => x == y,
+        },
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
         }
