@@ -44,7 +44,7 @@ pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<(), WriteError>
 }
 
 fn write_new(path: &Path, bytes: &[u8], private: bool) -> Result<(), WriteError> {
-    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -58,31 +58,27 @@ fn write_new(path: &Path, bytes: &[u8], private: bool) -> Result<(), WriteError>
         std::fs::create_dir_all(dir)
     }
     .map_err(werr(dir))?;
-    let name = path
-        .file_name()
+    // A random name made exclusively (never one a leftover, or a link someone planted, could
+    // hold), with the mode the file would get from a plain create: 0666 less the umask, or
+    // 0600 for a secret.
+    let mode = if private { 0o600 } else { 0o666 };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.tmp-", side_name(path)))
+        .permissions(std::fs::Permissions::from_mode(mode))
+        .tempfile_in(dir)
+        .map_err(werr(path))?;
+    let _partial = crate::scratch::remove_on_signal(tmp.path());
+    tmp.write_all(bytes).map_err(werr(path))?;
+    tmp.as_file().sync_all().map_err(werr(path))?;
+    tmp.persist(path).map_err(|e| werr(path)(e.error))?;
+    Ok(())
+}
+
+/// The file name of `path` for the temporary names beside it.
+fn side_name(path: &Path) -> String {
+    path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = if private {
-            // A leftover of a crashed run with this pid may have another mode: start afresh.
-            let _ = std::fs::remove_file(&tmp);
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&tmp)?
-        } else {
-            std::fs::File::create(&tmp)?
-        };
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(werr(path))
+        .unwrap_or_else(|| "out".into())
 }
 
 /// Fills a fresh directory beside `dir` with `fill`, then puts it in `dir`'s place with a
@@ -96,24 +92,27 @@ pub fn replace_dir<T, E: From<WriteError>>(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let side = |what: &str| parent.join(format!(".{name}.{what}-{}", std::process::id()));
-    let (tmp, old) = (side("tmp"), side("old"));
     std::fs::create_dir_all(parent).map_err(werr(parent))?;
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir(&tmp).map_err(werr(&tmp))?;
-    let filled = match fill(&tmp) {
-        Ok(v) => v,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
+    // Random names made exclusively, with the mode a plain `mkdir` gives (0777 less the
+    // umask): the new tree becomes `dir` itself.
+    let side = |what: &str| {
+        use std::os::unix::fs::PermissionsExt as _;
+        tempfile::Builder::new()
+            .prefix(&format!(".{}.{what}-", side_name(dir)))
+            .permissions(std::fs::Permissions::from_mode(0o777))
+            .tempdir_in(parent)
+            .map_err(werr(parent))
     };
+    let tmp_dir = side("tmp")?;
+    let _partial = crate::scratch::remove_on_signal(tmp_dir.path());
+    // On an error the tree is removed when `tmp_dir` drops.
+    let filled = fill(tmp_dir.path())?;
+    let tmp = tmp_dir.keep();
     let swapped = (|| {
         if dir.exists() {
+            // Renamed over an empty directory of our own making: a name nobody else holds.
+            // (Not removed by an interrupt: until the next rename it is the only copy.)
+            let old = side("old").map_err(|e| e.source)?.keep();
             std::fs::rename(dir, &old)?;
             if let Err(e) = std::fs::rename(&tmp, dir) {
                 let _ = std::fs::rename(&old, dir);

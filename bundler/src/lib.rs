@@ -27,5 +27,6 @@ pub mod ops;
 pub mod parallel;
 pub mod release;
 pub mod reproducible;
+pub mod scratch;
 pub mod serve;
 pub mod yaml;

@@ -14,6 +14,8 @@ fn main() -> ExitCode {
     }
     let args = cli::Cli::parse();
     init_logging(args.verbosity());
+    // Ctrl-C or SIGTERM removes the scratch (unpacked images, staged catalogs) before exiting.
+    olm_bundler::scratch::install_signal_cleanup();
     olm_bundler::ops::progress::set_quiet(args.quiet);
     let mut builder = match needs_workers(&args.command) {
         true => tokio::runtime::Builder::new_multi_thread(),

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &[&str])] = &[
     ("grammar", &[]),
     ("yaml", &[]),
-    ("atomic_write", &[]),
+    ("atomic_write", &["scratch"]),
     ("confined", &[]),
     ("parallel", &[]),
+    ("scratch", &[]),
     ("reproducible", &["grammar"]),
     (
         "image",
@@ -22,6 +23,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "confined",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -34,6 +36,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "confined",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -47,6 +50,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "confined",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -72,6 +76,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "atomic_write",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -86,6 +91,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "confined",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -101,6 +107,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "confined",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -117,6 +124,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "confined",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
     (
@@ -136,6 +144,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "confined",
             "parallel",
             "reproducible",
+            "scratch",
         ],
     ),
 ];
@@ -537,4 +546,41 @@ fn the_host_path_rule_catches_the_old_joins() {
             "{text}"
         );
     }
+}
+/// Temporary space is made in one place (`scratch`): private, random-named, removed on an
+/// interrupt. Library code outside it (tests apart) makes no temporary directory of its own
+/// and builds no name from a fixed word in `$TMPDIR` or from the process id.
+#[test]
+fn temporary_space_comes_only_from_scratch() {
+    const FORBIDDEN: &[&str] = &[
+        "tempfile::tempdir()",
+        "TempDir::new",
+        "NamedTempFile::new()",
+        "process::id()",
+        "temp_dir().join(",
+        "mkdtemp",
+    ];
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        if rel == "scratch.rs" || rel.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Unit tests sit at the end of a file, after `#[cfg(test)]`.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for word in FORBIDDEN {
+            if code.contains(word) {
+                found.push(format!("{rel}: {word} (use crate::scratch)"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "temporary space made outside scratch:\n{}",
+        found.join("\n")
+    );
 }

@@ -163,17 +163,34 @@ async fn serving_without_a_cache_dir_builds_a_temporary_one() {
     let bin = probe_binary(tmp.path());
     let port = free_port();
     let port_s = port.to_string();
-    let mut srv = spawn_serve(&[
-        fixture().to_str().unwrap(),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &port_s,
-    ]);
+    let scratch = tmp.path().join("tmp");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut srv = Server(
+        Command::new(OLM)
+            .args(["catalog", "serve"])
+            .arg(fixture())
+            .args(["--host", "127.0.0.1", "--port", &port_s])
+            .env("TMPDIR", &scratch)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
     wait_serving(&bin, port);
     assert_eq!(list_packages(port).await, vec!["etcd".to_string()]);
-    let temp = std::env::temp_dir().join(format!("olm-serve-cache-{}", srv.0.id()));
-    assert!(temp.is_dir());
+    // `$TMPDIR/olm-serve-cache-XXXXXX`: private, named at random (never after the pid).
+    let made: Vec<_> = std::fs::read_dir(&scratch)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    let temp = &made[0];
+    let name = temp.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("olm-serve-cache-"), "{name}");
+    assert!(!name.contains(&srv.0.id().to_string()), "{name}");
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(temp).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "{name}");
     sigterm(&srv.0);
     assert!(wait_exit(&mut srv.0).success());
     assert!(!temp.exists(), "temporary cache left behind");

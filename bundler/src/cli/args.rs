@@ -13,6 +13,7 @@ use olm_bundler::deploy::flow::FlowOptions;
 use olm_bundler::deploy::objects::{Approval, CatalogAddress, InstallMode, parse_go_duration};
 use olm_bundler::deploy::olmv1::objects::UpgradePolicy;
 use olm_bundler::image::auth::Credentials;
+use olm_bundler::image::limits::{self, UnpackLimits};
 use olm_bundler::image::model::Artifact;
 use olm_bundler::image::reference::ImageRef;
 use olm_bundler::image::registry::RegistryOptions;
@@ -72,6 +73,33 @@ impl RegistryArgs {
             retry_delay: Duration::from_millis(250),
             concurrency: self.jobs,
             progress: olm_bundler::ops::progress::drawn(),
+            unpack: Default::default(),
+        })
+    }
+}
+
+/// Bounds on what one image may unpack to: shared by every command that unpacks an image it
+/// reads (an image is someone else's input; a small layer can expand without end).
+#[derive(Debug, Clone, Args)]
+pub struct UnpackArgs {
+    /// The most one image may unpack to, all its layers together (a sparse file counts at its
+    /// full size); K, M, G and T are powers of 1024.
+    #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = limits::parse_size)]
+    pub max_unpack_bytes: u64,
+    /// The most entries (files, directories, links) one image may unpack to.
+    #[arg(long, value_name = "N", default_value_t = limits::UNPACK_ENTRIES)]
+    pub max_unpack_entries: u64,
+}
+
+impl RegistryArgs {
+    /// [`RegistryArgs::options`] for a command that unpacks what it pulls, within `unpack`.
+    pub fn reading(&self, unpack: &UnpackArgs) -> anyhow::Result<RegistryOptions> {
+        Ok(RegistryOptions {
+            unpack: UnpackLimits {
+                bytes: unpack.max_unpack_bytes,
+                entries: unpack.max_unpack_entries,
+            },
+            ..self.options()?
         })
     }
 }
@@ -248,6 +276,8 @@ pub struct PublishArgs {
     pub olm_binary: Option<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 impl PublishArgs {
@@ -268,7 +298,7 @@ impl PublishArgs {
     /// The catalog image build of `olm catalog build` (host CA bundle when present,
     /// SOURCE_DATE_EPOCH) and the registry options of `olm image push`.
     pub fn catalog_build(&self) -> anyhow::Result<CatalogBuild> {
-        let mut registry = self.registry.options()?;
+        let mut registry = self.registry.reading(&self.unpack)?;
         // The step spinners already show the push; per-blob bars would fight with them.
         registry.progress = false;
         let olm_binary = match &self.olm_binary {

@@ -12,7 +12,7 @@ use olm_bundler::ops::bundle_source;
 use olm_bundler::ops::bundle_validate::{self, ValidateRequest};
 use olm_bundler::reproducible::source_date_epoch;
 
-use super::args::{OutputArgs, OutputFormat, RegistryArgs};
+use super::args::{OutputArgs, OutputFormat, RegistryArgs, UnpackArgs};
 use super::output::{exit, failure, json_text, print, show, usage};
 use olm_bundler::ops::progress::Spinner;
 
@@ -174,6 +174,8 @@ pub struct ValidateArgs {
     pub bundle: String,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
     /// Optional suites to run too, comma-separated or repeated: operatorhub, capabilities,
     /// categories, good-practices, deprecated-apis, object, community, or all; olmv1 and
     /// olmv1-experimental (what OLM v1's operator-controller refuses, by feature set).
@@ -200,7 +202,7 @@ pub struct ValidateArgs {
 }
 
 pub async fn validate(args: ValidateArgs) -> ExitCode {
-    let registry = match args.registry.options() {
+    let registry = match args.registry.reading(&args.unpack) {
         Ok(o) => o,
         Err(e) => return usage(e),
     };

@@ -13,7 +13,7 @@ use olm_bundler::ops::catalog_source;
 use olm_bundler::ops::catalog_template::{self, CatalogTemplateError, TemplateRequest};
 use olm_bundler::ops::catalog_validate::{self, Olmv1};
 
-use super::args::RegistryArgs;
+use super::args::{RegistryArgs, UnpackArgs};
 use super::catalog_args::{FbcFormat, MigrateLevel};
 use super::output::{emit, exit, json_text, model_error, print, show, usage};
 
@@ -46,6 +46,8 @@ pub struct RenderArgs {
     pub refs: Vec<String>,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
     #[arg(short, long, value_enum, default_value = "json")]
     pub output: FbcFormat,
     /// The bundle image reference to record for a single bundle directory (opm's
@@ -205,7 +207,7 @@ pub async fn render_cmd(a: RenderArgs) -> anyhow::Result<ExitCode> {
         image: a.image,
         bundle_objects: a.bundle_objects,
         migrate: a.migrate_level.level(),
-        registry: a.registry.options()?,
+        registry: a.registry.reading(&a.unpack)?,
         catalogs_only: false,
     };
     let format = TextFormat::yaml_if(a.output == FbcFormat::Yaml);

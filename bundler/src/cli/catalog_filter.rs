@@ -7,7 +7,7 @@ use clap::Args;
 use olm_bundler::catalog::write_fs::Format;
 use olm_bundler::ops::catalog_filter::{self, FilterRequest};
 
-use super::args::RegistryArgs;
+use super::args::{RegistryArgs, UnpackArgs};
 use super::catalog_args::FilterArgs;
 
 #[derive(Debug, Args)]
@@ -24,6 +24,8 @@ pub struct FilterCmdArgs {
     pub filter: FilterArgs,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 pub async fn filter_cmd(a: FilterCmdArgs) -> anyhow::Result<ExitCode> {
@@ -32,7 +34,7 @@ pub async fn filter_cmd(a: FilterCmdArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(super::output::usage(e)),
     };
     let (source, output, format) = (a.source, a.output, a.output_format);
-    let registry = a.registry.options()?;
+    let registry = a.registry.reading(&a.unpack)?;
     let req = FilterRequest {
         source,
         output,

@@ -11,7 +11,7 @@ use olm_bundler::ops::mirror::plan::Destination;
 use olm_bundler::ops::mirror::signatures::SignaturePolicy;
 use olm_bundler::ops::mirror::{self, MirrorError, MirrorFrom, MirrorRequest, MirrorTo};
 
-use super::args::RegistryArgs;
+use super::args::{RegistryArgs, UnpackArgs};
 use super::catalog_args::FilterArgs;
 use super::output::{exit, failure, usage};
 
@@ -107,6 +107,8 @@ pub struct MirrorArgs {
     pub sign_key: Option<PathBuf>,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
@@ -156,7 +158,7 @@ pub async fn mirror_cmd(a: MirrorArgs) -> anyhow::Result<ExitCode> {
         catalog_name: a.catalog_name,
         catalog_namespace: a.catalog_namespace,
         olm_binaries,
-        registry: a.registry.options()?,
+        registry: a.registry.reading(&a.unpack)?,
         signatures: SignaturePolicy {
             remove: a.remove_signatures,
             verify_key: match &a.verify_key {

@@ -12,7 +12,7 @@ use olm_bundler::ops::catalog_source;
 use olm_bundler::catalog::list::{self, Listing};
 use olm_bundler::catalog::{convert, init};
 
-use super::args::RegistryArgs;
+use super::args::{RegistryArgs, UnpackArgs};
 use super::catalog_args::{FbcFormat, MigrateLevel};
 use super::output::{emit, model_error};
 
@@ -129,6 +129,8 @@ pub struct ListArgs {
     pub output: ListFormat,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
@@ -142,7 +144,7 @@ pub async fn list_cmd(cmd: ListCommand) -> anyhow::Result<ExitCode> {
             "`list packages` takes no package name",
         ));
     }
-    let loaded = catalog_source::load_model(&a.catalog, &a.registry.options()?).await;
+    let loaded = catalog_source::load_model(&a.catalog, &a.registry.reading(&a.unpack)?).await;
     let m = loaded.map_err(model_error)?;
     let text = list::render(&m, what, a.package.as_deref(), a.output == ListFormat::Json)?;
     emit(&text, None)?;
@@ -161,6 +163,8 @@ pub struct MigrateArgs {
     pub migrate_level: MigrateLevel,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 pub async fn migrate_cmd(a: MigrateArgs) -> anyhow::Result<ExitCode> {
@@ -169,7 +173,7 @@ pub async fn migrate_cmd(a: MigrateArgs) -> anyhow::Result<ExitCode> {
         output_dir: a.output_dir,
         yaml: a.output == FbcFormat::Yaml,
         migrate: a.migrate_level.level(),
-        registry: a.registry.options()?,
+        registry: a.registry.reading(&a.unpack)?,
     };
     let written = catalog_migrate::migrate(&req).await?.len();
     eprintln!("wrote {written} files in {}", req.output_dir.display());

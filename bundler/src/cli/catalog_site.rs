@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use olm_bundler::ops::catalog_site::{self, SiteCmdError, SiteRequest};
 
-use super::args::RegistryArgs;
+use super::args::{RegistryArgs, UnpackArgs};
 use super::output::{failure, print, usage};
 
 #[derive(Debug, Args)]
@@ -26,6 +26,8 @@ pub struct SiteArgs {
     pub catalog_namespace: String,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 pub async fn site_cmd(a: SiteArgs) -> anyhow::Result<ExitCode> {
@@ -34,7 +36,7 @@ pub async fn site_cmd(a: SiteArgs) -> anyhow::Result<ExitCode> {
         out: a.output.clone(),
         catalog_name: a.catalog_name,
         catalog_namespace: a.catalog_namespace,
-        registry: a.registry.options()?,
+        registry: a.registry.reading(&a.unpack)?,
     };
     match catalog_site::site(req).await {
         Ok(stats) => {

@@ -11,12 +11,13 @@ use clap::{Args, Subcommand};
 
 use olm_bundler::image::model::Platform;
 use olm_bundler::image::reference::ImageRef;
+use olm_bundler::image::registry::RegistryOptions;
 use olm_bundler::image::transfer;
 use olm_bundler::ops::image_output::{
     self, Direction, MoveError, OperatorImageError, OperatorImageRequest,
 };
 
-use super::args::{OutputArgs, RegistryArgs};
+use super::args::{OutputArgs, RegistryArgs, UnpackArgs};
 use super::output::{print, usage};
 
 #[derive(Debug, Subcommand)]
@@ -178,7 +179,7 @@ async fn image_move(direction: Direction, a: MoveArgs) -> anyhow::Result<ExitCod
         None,
         file,
         a.platform.as_ref(),
-        &a.registry,
+        a.registry.options()?,
     )
     .await
 }
@@ -203,6 +204,8 @@ pub struct PullArgs {
     pub platform: Option<Platform>,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
@@ -214,7 +217,7 @@ async fn image_pull(a: PullArgs) -> anyhow::Result<ExitCode> {
         a.rootfs.as_deref(),
         file,
         a.platform.as_ref(),
-        &a.registry,
+        a.registry.reading(&a.unpack)?,
     )
     .await
 }
@@ -252,9 +255,8 @@ async fn moved(
     rootfs: Option<&Path>,
     digestfile: Option<&Path>,
     platform: Option<&Platform>,
-    registry: &RegistryArgs,
+    opts: RegistryOptions,
 ) -> anyhow::Result<ExitCode> {
-    let opts = registry.options()?;
     let (src, dst) = (source, destination);
     match image_output::move_image(direction, src, dst, rootfs, digestfile, platform, &opts).await {
         Ok((_, Some(stored))) => print(&format!("{}\n", stored.pinned))?,

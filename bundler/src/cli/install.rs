@@ -182,7 +182,7 @@ pub async fn install(mut args: InstallArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(key) = &args.verify_key {
         let key = image_trust::load_public_key(key)?;
-        let opts = args.publish.registry.options()?;
+        let opts = args.publish.registry.reading(&args.publish.unpack)?;
         let (catalog, bundle) = (args.catalog.as_deref(), args.bundle.as_deref());
         match image_trust::verify_install(catalog, bundle, args.package.as_deref(), &key, &opts)
             .await

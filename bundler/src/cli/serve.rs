@@ -14,7 +14,7 @@ use olm_bundler::reproducible::source_date_epoch;
 use olm_bundler::serve::image::CatalogImage;
 use olm_bundler::serve::runtime::server::shutdown_signal;
 
-use super::args::{OutputArgs, RegistryArgs};
+use super::args::{OutputArgs, RegistryArgs, UnpackArgs};
 use super::output::usage;
 
 #[derive(Debug, Args)]
@@ -78,6 +78,8 @@ pub struct ServeArgs {
     /// How to reach the registry when serving a catalog image.
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 pub async fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -106,14 +108,17 @@ async fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
             catalog_name: a.catalog_name,
             tls: a.tls_cert.zip(a.tls_key),
         }),
-        registry: a.registry.options()?,
+        registry: a.registry.reading(&a.unpack)?,
         cache_builder: CacheBuilder::ChildProcess { debug: a.debug },
         catalog: a.catalog,
         confined_configs: a.confined_configs,
     };
+    // Listened for before start-up, so a signal between binding and serving is not lost (the
+    // scratch handler leaves signals to the server from the moment it listens).
+    let shutdown = shutdown_signal();
     // A cache-only run is done once the cache is built (the library logs it).
     if let Started::Listening(server) = ops::start(req).await? {
-        server.run(shutdown_signal()).await?;
+        server.run(shutdown).await?;
     }
     Ok(ExitCode::SUCCESS)
 }

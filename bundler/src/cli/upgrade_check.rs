@@ -9,7 +9,7 @@ use clap::Args;
 use olm_bundler::ops::bundle_source;
 use olm_bundler::ops::upgrade_check::{self, UpgradeCheckError};
 
-use super::args::{OutputFormat, RegistryArgs};
+use super::args::{OutputFormat, RegistryArgs, UnpackArgs};
 use super::output::{failure, json_text, show, usage};
 use olm_bundler::ops::progress::Spinner;
 
@@ -23,6 +23,8 @@ pub struct CheckUpgradeArgs {
     pub new: String,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
@@ -56,7 +58,7 @@ fn not_checked(e: UpgradeCheckError) -> ExitCode {
 }
 
 pub async fn check_upgrade(a: CheckUpgradeArgs) -> ExitCode {
-    let registry = match a.registry.options() {
+    let registry = match a.registry.reading(&a.unpack) {
         Ok(o) => o,
         Err(e) => return usage(e),
     };

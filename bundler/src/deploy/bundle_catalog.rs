@@ -238,7 +238,7 @@ pub fn parse_bundle_ref(reference: &str) -> Result<Reference> {
 /// Pulls the bundle image `reference`, unpacks it into a temporary directory and renders it.
 pub async fn pull_bundle(reference: &str, opts: &RegistryOptions) -> Result<RenderedBundle> {
     parse_bundle_ref(reference)?;
-    let dir = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
+    let dir = crate::scratch::ScratchDir::new().map_err(io(&std::env::temp_dir()))?;
     let pulled = transfer::pull_to_dir(reference, dir.path(), opts)
         .await
         .map_err(|source| BundleCatalogError::PullBundle {
@@ -618,7 +618,7 @@ pub async fn publish(
     dest: &Reference,
     build: &CatalogBuild,
 ) -> Result<Published> {
-    let scratch = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
+    let scratch = crate::scratch::ScratchDir::new().map_err(io(&std::env::temp_dir()))?;
     let configs = scratch.path().join("configs");
     write_catalog_dir(cfg, &configs)?;
     let image = CatalogImage {
@@ -652,7 +652,7 @@ pub async fn publish(
 /// Pulls a catalog image and loads the file-based catalog its configs label points at, blobs
 /// as written (no re-rendering), so an upgrade changes nothing but the added entry.
 pub async fn pull_catalog(reference: &str, opts: &RegistryOptions) -> Result<DeclarativeConfig> {
-    let dir = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
+    let dir = crate::scratch::ScratchDir::new().map_err(io(&std::env::temp_dir()))?;
     let pulled = transfer::pull_to_dir(reference, dir.path(), opts)
         .await
         .map_err(|source| BundleCatalogError::PullCatalog {

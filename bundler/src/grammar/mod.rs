@@ -9,6 +9,8 @@
 //! - [`go_duration`]: Go's `time.ParseDuration`.
 //! - [`go_json`]: the HTML escaping Go's `encoding/json` applies to strings.
 //! - [`go_xml`]: text and attributes as Go's `encoding/xml` escapes them (JUnit reports).
+//! - [`go_json_read`]: JSON read as Go's `encoding/json` reads it into structs (signed
+//!   documents), or refused where another reader would read it otherwise.
 //! - [`go_base64`]: base64 as Go's `encoding/json` reads `[]byte` (catalog blobs, PEM bodies).
 //! - [`email`], [`request_uri`]: the `net/mail` and `net/url` checks operator-sdk's validators run.
 //! - [`www_authenticate`]: registry auth challenges, as distribution's client reads them.
@@ -18,6 +20,7 @@ pub mod email;
 pub mod go_base64;
 pub mod go_duration;
 pub mod go_json;
+pub mod go_json_read;
 pub mod go_xml;
 pub mod image_ref;
 pub mod k8s_names;

@@ -93,8 +93,8 @@ pub struct SiteStats {
 }
 
 /// The marker's content: the format, the options the pages were made with, the digest of
-/// the catalog the cache was built from and the pages' Content-Security-Policy (which the
-/// server sends as a header).
+/// the catalog the cache was built from and the pages' Content-Security-Policy (recorded so
+/// pages made under another policy count as stale; the server sends the binary's own).
 fn marker(opts: &SiteOptions, digest: &str) -> String {
     let mut v = serde_json::to_value(opts).unwrap_or_default();
     v["format"] = json!(FORMAT);

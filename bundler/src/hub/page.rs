@@ -114,8 +114,9 @@ if(q||cat){
 "#;
 
 /// The Content-Security-Policy of every page: nothing from elsewhere, images only as data:
-/// URIs, only our own script (by hash). Also recorded in `site.json`, from where
-/// `olm catalog serve` sends it as a header.
+/// URIs, only our own script (by hash). `olm catalog serve` sends it as a header, from the
+/// binary (never from `site.json`, which records it only so pages made under another policy
+/// are made again).
 pub fn content_security_policy() -> String {
     let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(SCRIPT.as_bytes()));
     format!(

@@ -22,8 +22,9 @@ pub const CHUNK: usize = 256 * 1024;
 #[derive(Debug, Clone)]
 pub enum BlobData {
     Memory(Bytes),
-    /// A temporary file that belongs to the blob (removed when the last clone is dropped).
-    Spooled(Arc<tempfile::TempPath>),
+    /// A temporary file that belongs to the blob (removed when the last clone is dropped, or
+    /// on an interrupt).
+    Spooled(Arc<crate::scratch::ScratchFile>),
     /// A file that belongs to someone else (an OCI layout's blob).
     Stored(PathBuf),
 }

@@ -322,8 +322,7 @@ impl LayerBuilder {
 
     /// Writes the tar, compresses it and hashes both forms, streaming into a temporary file.
     pub fn finish(&self) -> Result<Layer, LayerError> {
-        let file = tempfile::NamedTempFile::new()?;
-        let (file, path) = file.into_parts();
+        let (file, path) = crate::scratch::ScratchFile::new()?;
         let gz_out = HashingWriter::new(io::BufWriter::with_capacity(super::blob::CHUNK, file));
         let gz = GzBuilder::new()
             .mtime(0)

@@ -144,8 +144,11 @@ impl Layout {
         Ok(())
     }
 
-    /// A temporary file beside the blobs (so the final rename stays on one filesystem).
-    fn temp_blob(&self) -> Result<tempfile::NamedTempFile, LayoutError> {
+    /// A temporary file beside the blobs (so the final rename stays on one filesystem),
+    /// removed by an interrupt's cleanup until the guard goes.
+    fn temp_blob(
+        &self,
+    ) -> Result<(tempfile::NamedTempFile, crate::scratch::RemoveOnSignal), LayoutError> {
         let dir = self.dir.join("blobs/sha256");
         std::fs::create_dir_all(&dir).map_err(|source| LayoutError::WriteBlob {
             path: dir.clone(),
@@ -154,6 +157,10 @@ impl Layout {
         tempfile::Builder::new()
             .prefix(".partial-")
             .tempfile_in(&dir)
+            .map(|tmp| {
+                let guard = crate::scratch::remove_on_signal(tmp.path());
+                (tmp, guard)
+            })
             .map_err(|source| LayoutError::WriteBlob { path: dir, source })
     }
 
@@ -194,7 +201,7 @@ impl Layout {
         if self.has_blob(digest, size) {
             return Ok(0);
         }
-        let tmp = self.temp_blob()?;
+        let (tmp, _partial) = self.temp_blob()?;
         let path = tmp.path().to_path_buf();
         let werr = |source| LayoutError::WriteBlob {
             path: path.clone(),
@@ -222,7 +229,7 @@ impl Layout {
             self.write_blob(&blob.digest, b)?;
             return Ok(b.len() as u64);
         }
-        let tmp = self.temp_blob()?;
+        let (tmp, _partial) = self.temp_blob()?;
         let path = tmp.path().to_path_buf();
         let werr = |source| LayoutError::WriteBlob {
             path: path.clone(),

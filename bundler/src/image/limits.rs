@@ -95,3 +95,82 @@ pub fn read_tree_file(
         .into()),
     }
 }
+
+/// What one image may unpack to, all its layers together: file bytes (a sparse file counted
+/// by its full size, holes included; a file a later layer replaces still counted) and
+/// entries. Above either, the unpack stops with the layer named, so a small layer that
+/// expands without end (a gzip bomb, a sparse file declaring terabytes) cannot fill the disk
+/// or run for hours. The defaults are far above the largest real catalog and bundle images
+/// (a few GiB and a few hundred thousand files); the commands that unpack raise them with
+/// `--max-unpack-bytes` and `--max-unpack-entries`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnpackLimits {
+    pub bytes: u64,
+    pub entries: u64,
+}
+
+/// [`UnpackLimits::bytes`] by default: 8 GiB.
+pub const UNPACK_BYTES: u64 = 8 << 30;
+/// [`UnpackLimits::entries`] by default.
+pub const UNPACK_ENTRIES: u64 = 1_000_000;
+
+impl Default for UnpackLimits {
+    fn default() -> Self {
+        UnpackLimits {
+            bytes: UNPACK_BYTES,
+            entries: UNPACK_ENTRIES,
+        }
+    }
+}
+
+/// A size as a flag takes it: bytes, or a number with `K`, `M`, `G`, `T` (powers of 1024,
+/// an optional `i` and `B`: `512M`, `8GiB`, `1T`).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a size such as 8G, 512MiB or 1073741824"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("{text:?}: unknown unit (use K, M, G or T)")),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{text:?}: too large"))
+}
+
+/// A byte limit as text: `8 GiB`, `512 MiB`, or bytes when it is not a whole number of KiB.
+pub fn bytes_limit_text(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_flags_write_them() {
+        assert_eq!(parse_size("8G"), Ok(8 << 30));
+        assert_eq!(parse_size("8GiB"), Ok(8 << 30));
+        assert_eq!(parse_size("512m"), Ok(512 << 20));
+        assert_eq!(parse_size("1073741824"), Ok(1 << 30));
+        assert_eq!(parse_size("2 KiB"), Ok(2048));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("8X").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999T").is_err());
+        assert_eq!(bytes_limit_text(8 << 30), "8 GiB");
+        assert_eq!(bytes_limit_text(3 << 20), "3 MiB");
+        assert_eq!(bytes_limit_text(1000), "1000 bytes");
+    }
+}

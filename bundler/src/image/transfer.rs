@@ -14,7 +14,7 @@ use super::model::{self, Artifact, ImageConfig, ModelError, Platform};
 use super::reference::{ImageRef, RefError};
 use super::registry::api::FetchedManifest;
 use super::registry::{PushReport, RegistryError, RegistryOptions};
-use super::unpack::{UnpackError, apply_layer};
+use super::unpack::{Budget, UnpackError, apply_layer_within};
 use crate::confined::{PathRefusal, RelPath, Tree};
 
 #[derive(Debug, thiserror::Error)]
@@ -265,12 +265,19 @@ async fn pull_layers(
         .buffered(opts.concurrency.max(1));
     use futures::StreamExt as _;
     let mut kept = Vec::new();
+    // One budget for the image's layers together.
+    let mut budget = Budget::new(opts.unpack);
     while let Some(blob) = fetches.next().await {
         let blob = blob?;
         let root = dest.to_path_buf();
-        let blob = tokio::task::spawn_blocking(move || apply_layer(&root, &blob).map(|()| blob))
-            .await
-            .map_err(|e| TransferError::Unsupported(e.to_string()))??;
+        let (left, applied) = tokio::task::spawn_blocking(move || {
+            let applied = apply_layer_within(&root, &blob, &budget).map(|()| blob);
+            (budget, applied)
+        })
+        .await
+        .map_err(|e| TransferError::Unsupported(e.to_string()))?;
+        budget = left;
+        let blob = applied?;
         if keep {
             kept.push(blob);
         }

@@ -10,6 +10,7 @@ use crate::confined::Tree;
 use crate::grammar::image_ref;
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, TransferError};
+use crate::scratch::ScratchDir;
 
 #[derive(Debug, Error)]
 pub enum BundleSourceError {
@@ -43,7 +44,7 @@ impl BundleSourceError {
 #[derive(Debug)]
 pub struct LocalBundle {
     tree: Tree,
-    _unpacked: Option<tempfile::TempDir>,
+    _unpacked: Option<ScratchDir>,
 }
 
 impl LocalBundle {
@@ -80,7 +81,7 @@ pub async fn fetch(
     if !names_an_image(arg) {
         return Err(BundleSourceError::NotABundle(arg.to_string()));
     }
-    let tmp = tempfile::tempdir().map_err(BundleSourceError::TempDir)?;
+    let tmp = ScratchDir::new().map_err(BundleSourceError::TempDir)?;
     let pulled = transfer::pull_to_dir(arg, tmp.path(), registry)
         .await
         .map_err(|source| BundleSourceError::Pull {

@@ -71,7 +71,7 @@ pub async fn site(req: SiteRequest) -> Result<SiteStats, SiteCmdError> {
             tracing::info!(cache_dir = %cache_dir.display(), "rendering from the image's serve cache");
             return Ok(hub::write_site(&cache_dir, &out, &opts)?);
         }
-        let scratch = tempfile::tempdir().map_err(SiteCmdError::TempDir)?;
+        let scratch = crate::scratch::ScratchDir::new().map_err(SiteCmdError::TempDir)?;
         cache::build_cache_with(&root, scratch.path(), Durability::Scratch).map_err(|source| {
             SiteCmdError::Cache {
                 catalog: root.shown_root(),

@@ -11,6 +11,7 @@ use crate::catalog::sqlite::DATABASE_LABEL;
 use crate::confined::{EntryKind, RelPath, Tree};
 use crate::image::registry::RegistryOptions;
 use crate::image::transfer::{self, LabelPathError, TransferError};
+use crate::scratch::ScratchDir;
 use crate::serve::image::{CACHE_DIR, CONFIGS_LABEL};
 use crate::serve::index::cache::CACHE_SUBDIR;
 
@@ -53,7 +54,7 @@ pub enum CatalogSourceError {
 /// A catalog image pulled and unpacked into a temporary directory (removed on drop).
 #[derive(Debug)]
 pub struct PulledCatalog {
-    _dir: tempfile::TempDir,
+    _dir: ScratchDir,
     /// The FBC root the image's configs label points at, read confined to the image.
     pub configs: Tree,
     /// The configs label's path inside the image (`configs` for `/configs`).
@@ -75,7 +76,7 @@ pub fn is_image_ref(r: &str) -> bool {
 /// Any image pulled and unpacked into a temporary directory (removed on drop).
 #[derive(Debug)]
 pub struct PulledImage {
-    pub dir: tempfile::TempDir,
+    pub dir: ScratchDir,
     pub pulled: transfer::PulledImage,
 }
 
@@ -154,7 +155,7 @@ pub async fn pull(
     reference: &str,
     opts: &RegistryOptions,
 ) -> Result<PulledImage, CatalogSourceError> {
-    let dir = tempfile::tempdir().map_err(CatalogSourceError::TempDir)?;
+    let dir = ScratchDir::new().map_err(CatalogSourceError::TempDir)?;
     let pulled = transfer::pull_to_dir(reference, dir.path(), opts)
         .await
         .map_err(|source| CatalogSourceError::Pull {

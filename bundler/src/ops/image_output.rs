@@ -357,7 +357,20 @@ pub async fn move_image(
     }
     let mut digest = None;
     if let Some(root) = rootfs {
-        let pulled = transfer::pull_to_dir_for(source, platform, root, opts).await?;
+        // A directory this run makes is removed again when the unpack fails or is
+        // interrupted (a bomb stopped at the limit leaves nothing); one that was there is the
+        // user's and stays.
+        let made = (!root.exists()).then(|| crate::scratch::remove_on_signal(root));
+        let pulled = match transfer::pull_to_dir_for(source, platform, root, opts).await {
+            Ok(p) => p,
+            Err(e) => {
+                if made.is_some() {
+                    let _ = std::fs::remove_dir_all(root);
+                }
+                return Err(e.into());
+            }
+        };
+        drop(made);
         tracing::info!(
             "{}: unpacked {} into {}",
             src,

@@ -17,16 +17,18 @@ use tokio::net::TcpListener;
 
 use crate::confined::{RelPath, Tree};
 use crate::hub::SiteError;
+use crate::hub::page::content_security_policy;
 use crate::image::registry::RegistryOptions;
 use crate::ops::catalog_site;
 use crate::ops::catalog_source::{self, CatalogSourceError, PulledCatalog};
+use crate::scratch::{self, ScratchDir};
 use crate::serve::index::cache::{self, CacheError, Durability, Integrity, LoadStats};
 use crate::serve::index::catalogd_content::{self, CatalogdError};
 use crate::serve::runtime::catalogd::{self, CatalogContent, TlsError};
 use crate::serve::runtime::catalogd_files::ContentError;
 use crate::serve::runtime::server::{self, ServeError};
 use crate::serve::runtime::store::Store;
-use crate::serve::runtime::ui::UiFiles;
+use crate::serve::runtime::ui::{UI_DIR, UiFiles};
 
 /// catalogd's HTTP API beside the gRPC one.
 #[derive(Debug, Clone)]
@@ -106,6 +108,8 @@ pub enum ServeStartError {
     },
     #[error("building the cache for {catalog} failed ({status}); the error is printed above")]
     Child { catalog: PathBuf, status: String },
+    #[error("create the server's temporary cache directory: {0}")]
+    TempDir(std::io::Error),
     #[error("run the cache builder process: {0}")]
     Spawn(std::io::Error),
     #[error("prepare catalogd's API for {catalog}")]
@@ -160,16 +164,8 @@ pub struct Server {
     grpc: TcpListener,
     http: Option<(TcpListener, axum::Router, Option<rustls::ServerConfig>)>,
     _pulled: Option<PulledCatalog>,
-    _temp: Option<TempCache>,
-}
-
-/// A temporary cache directory removed when the server stops.
-struct TempCache(PathBuf);
-
-impl Drop for TempCache {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    /// A temporary cache, removed when the server stops (or on an interrupt before).
+    _temp: Option<ScratchDir>,
 }
 
 /// The catalog's name in catalogd's paths when none is given: the directory's name, or for
@@ -238,10 +234,13 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     };
     let catalog_at = CatalogAt { tree, child_args };
     req.catalog = catalog_at.tree.shown_root();
+    // Whether the cache is the image's own: its browser pages are then the image's data.
+    let mut image_cache = false;
     if let Some(pulled) = &pulled
         && req.cache_dir.is_none()
     {
         req.cache_dir = pulled.cache.clone();
+        image_cache = req.cache_dir.is_some();
     }
 
     if req.cache_only {
@@ -296,18 +295,10 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     let (cache_dir, temp) = match &req.cache_dir {
         Some(d) => (d.clone(), None),
         None => {
-            // `olm-serve-cache-<pid>`, as the binary has always named it; a second server in
-            // the same process (a test) gets a suffix.
-            static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-            let n = SERVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let pid = std::process::id();
-            let name = match n {
-                0 => format!("olm-serve-cache-{pid}"),
-                n => format!("olm-serve-cache-{pid}-{n}"),
-            };
-            let d = std::env::temp_dir().join(name);
-            let _ = std::fs::remove_dir_all(&d);
-            (d.clone(), Some(TempCache(d)))
+            // Private and unguessable (`$TMPDIR/olm-serve-cache-XXXXXX`, mode 0700, made
+            // exclusively): no other local user can make it first or swap what it serves.
+            let d = ScratchDir::named("olm-serve-cache-").map_err(ServeStartError::TempDir)?;
+            (d.path().to_path_buf(), Some(d))
         }
     };
     let integrity = if enforce {
@@ -355,6 +346,9 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
     let entries = store.entry_count();
 
     let grpc = server::bind(req.grpc_addr).await?;
+    // From the moment it listens, a signal is the server's `shutdown` (calls drain, then the
+    // scratch is dropped), not the scratch handler's.
+    scratch::leave_signals_to_caller();
     let grpc_addr = grpc.local_addr().unwrap_or(req.grpc_addr);
     tracing::info!(
         configs = %req.catalog.display(),
@@ -371,7 +365,19 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
         // The content was written by the index build: nothing of the catalog is read here.
         // The browser's pages too, unless the cache predates them or was made for another
         // name: then they are rendered now, from the cache, by the cache builder (a child
-        // process, so the rendering's memory never lands in the server).
+        // process, so the rendering's memory never lands in the server). Pages that came in
+        // an image are never served, whatever their `site.json` claims: they are removed from
+        // the unpacked copy and this olm renders its own.
+        if image_cache {
+            let ui = cache::content_dir(&cache_dir).join(UI_DIR);
+            match std::fs::remove_dir_all(&ui) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    tracing::warn!(dir = %ui.display(), error = %e, "cannot remove the image's own pages");
+                }
+                _ => {}
+            }
+        }
+        let mut failure = None;
         let (d, n) = (cache_dir.clone(), name.clone());
         if !tokio::task::spawn_blocking(move || catalog_site::is_current(&d, &n)).await? {
             tracing::info!(cache_dir = %cache_dir.display(), "rendering the catalog browser");
@@ -390,11 +396,24 @@ pub async fn start(mut req: ServeRequest) -> Result<Started, ServeStartError> {
                 }
             };
             if let Err(e) = rendered {
-                tracing::warn!(error = %e, "the catalog browser is not served");
+                failure = Some(e.to_string());
             }
         }
+        // Only pages this olm made for this cache and name, with the binary's own policy.
+        let (d, n) = (cache_dir.clone(), name.clone());
+        let current = tokio::task::spawn_blocking(move || catalog_site::is_current(&d, &n)).await?;
         let dir = cache::content_dir(&cache_dir);
-        let ui = UiFiles::open(&dir).map(Arc::new);
+        let ui = match current {
+            true => UiFiles::open(&dir, &content_security_policy()).map(Arc::new),
+            false => None,
+        };
+        if ui.is_none() {
+            let why = failure.unwrap_or_else(|| "no pages were rendered".into());
+            tracing::warn!(
+                error = %why,
+                "the catalog browser is off: olm could not render its pages from this cache; catalogd's API is served without it"
+            );
+        }
         let content = CatalogContent::open(&name, &dir)
             .map_err(|source| ServeStartError::CatalogdContent { dir, source })?;
         let listener =

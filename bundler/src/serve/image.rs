@@ -104,7 +104,7 @@ impl CatalogImage {
         let configs = configs.finish()?;
         // Pre-build the serve cache (what opm's `RUN serve --cache-only` step does): catalog
         // pods then start from it without parsing YAML, and an invalid catalog fails the build.
-        let scratch = tempfile::tempdir().map_err(|source| BuildError::Read {
+        let scratch = crate::scratch::ScratchDir::new().map_err(|source| BuildError::Read {
             path: std::env::temp_dir(),
             source,
         })?;

@@ -152,7 +152,7 @@ pub fn render_open_file(
 /// already there, else a migrated temporary copy (removed on drop).
 struct Index {
     conn: Connection,
-    _copy: Option<tempfile::TempDir>,
+    _copy: Option<crate::scratch::ScratchDir>,
 }
 
 impl Index {
@@ -207,7 +207,7 @@ impl Index {
             path: label.to_string(),
             source,
         };
-        let dir = tempfile::tempdir().map_err(copy_err)?;
+        let dir = crate::scratch::ScratchDir::new().map_err(copy_err)?;
         let copy: PathBuf = dir.path().join("index.db");
         conn.backup(
             rusqlite::MAIN_DB,

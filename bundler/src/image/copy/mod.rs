@@ -852,8 +852,8 @@ pub async fn fetch_to_file(
     let mut pieces = engine
         .open(&src, desc, &ImageBar::hidden(), &corrupt)
         .await?;
-    let tmp = tempfile::NamedTempFile::new().map_err(|e| io_error("a temporary file", e))?;
-    let (mut file, path) = tmp.into_parts();
+    let (mut file, path) =
+        crate::scratch::ScratchFile::new().map_err(|e| io_error("a temporary file", e))?;
     while let Some(piece) = pieces.next().await {
         let piece = piece.map_err(|e| io_error(&desc.digest, e))?;
         io::Write::write_all(&mut file, &piece).map_err(|e| io_error(&desc.digest, e))?;

@@ -46,6 +46,8 @@ pub struct RegistryOptions {
     pub concurrency: usize,
     /// Draw progress bars (the CLI sets this only when stderr is a terminal and not `--quiet`).
     pub progress: bool,
+    /// What one image pulled to a directory may unpack to.
+    pub unpack: crate::image::limits::UnpackLimits,
 }
 
 /// Parallel blob transfers when no flag says otherwise: containers-image's default.
@@ -63,6 +65,7 @@ impl Default for RegistryOptions {
             retry_delay: Duration::from_millis(250),
             concurrency: DEFAULT_CONCURRENCY,
             progress: false,
+            unpack: Default::default(),
         }
     }
 }

@@ -2,6 +2,11 @@
 //! statement in a DSSE envelope cosign stores for an attestation. Bytes as Go's
 //! `encoding/json` writes them (keys of maps sorted, `<`, `>`, `&` escaped, no newline), so
 //! a payload we write is the one cosign would write for the same input.
+//!
+//! Read back as Go's `encoding/json` reads them into cosign's structs
+//! ([`crate::grammar::go_json_read`]): field names matched case-insensitively, unknown fields
+//! skipped, invalid UTF-8 as U+FFFD; a document with two keys on one field is refused, since
+//! cosign would take the last and another reader the first.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +16,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::SignError;
+use crate::grammar::go_json_read::{self as go, GoJsonError, GoValue};
+
+/// A document Go would read otherwise, or not at all, as a payload error.
+fn refused(what: &'static str) -> impl Fn(GoJsonError) -> SignError {
+    move |e| SignError::Payload {
+        detail: format!("not {what} as cosign reads it: {e}"),
+    }
+}
 
 /// The `type` every cosign image signature carries.
 pub const SIGNATURE_TYPE: &str = "cosign container image signature";
@@ -81,10 +94,30 @@ impl SimpleSigning {
         go_json(&serde_json::to_value(self).unwrap_or_default())
     }
 
+    /// Reads a payload as cosign's `payload.SimpleContainerImage` (sigstore/sigstore) is
+    /// read by `json.Unmarshal`.
     pub fn parse(bytes: &[u8]) -> Result<Self, SignError> {
-        let p: SimpleSigning = serde_json::from_slice(bytes).map_err(|e| SignError::Payload {
-            detail: format!("not a simple-signing payload: {e}"),
-        })?;
+        let bad = refused("a simple-signing payload");
+        let doc = go::parse(bytes).map_err(&bad)?;
+        let read = || -> Result<SimpleSigning, GoJsonError> {
+            let top = go::fields(Some(&doc), ["critical", "optional"], "")?;
+            let critical = top.object("critical", ["identity", "image", "type"])?;
+            let identity = critical.object("identity", ["docker-reference"])?;
+            let image = critical.object("image", ["docker-manifest-digest"])?;
+            Ok(SimpleSigning {
+                critical: Critical {
+                    identity: Identity {
+                        docker_reference: identity.string("docker-reference")?,
+                    },
+                    image: ImageDigest {
+                        docker_manifest_digest: image.string("docker-manifest-digest")?,
+                    },
+                    kind: critical.string("type")?,
+                },
+                optional: top.any_map("optional")?,
+            })
+        };
+        let p = read().map_err(&bad)?;
         if p.critical.kind != SIGNATURE_TYPE {
             return Err(SignError::Payload {
                 detail: format!(
@@ -200,6 +233,32 @@ pub struct EnvelopeSignature {
 }
 
 impl Envelope {
+    /// Reads an envelope as go-securesystemslib's `dsse.Envelope` is read by `json.Unmarshal`.
+    pub fn parse(bytes: &[u8]) -> Result<Envelope, SignError> {
+        let read = || -> Result<Envelope, GoJsonError> {
+            let doc = go::parse(bytes)?;
+            let top = go::fields(Some(&doc), ["payloadType", "payload", "signatures"], "")?;
+            let signatures = top
+                .array("signatures")?
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let s = go::fields(Some(s), ["keyid", "sig"], &format!("signatures[{i}]"))?;
+                    Ok(EnvelopeSignature {
+                        keyid: s.string("keyid")?,
+                        sig: s.string("sig")?,
+                    })
+                })
+                .collect::<Result<_, GoJsonError>>()?;
+            Ok(Envelope {
+                payload_type: top.string("payloadType")?,
+                payload: top.string("payload")?,
+                signatures,
+            })
+        };
+        read().map_err(refused("a DSSE envelope"))
+    }
+
     /// An envelope around `statement` with one signature.
     pub fn new(statement: &[u8], signature: &[u8]) -> Self {
         Envelope {
@@ -223,37 +282,47 @@ pub struct Statement {
     pub predicate_type: String,
     pub subjects: Vec<(String, String)>,
     pub predicate: Value,
+    /// `_type`.
+    pub kind: String,
 }
 
+/// Reads a statement as in-toto-golang's `Statement` (`_type`, `predicateType`, `subject`
+/// of `{name, digest: map[string]string}`, `predicate` any) is read by `json.Unmarshal`.
 pub fn parse_statement(bytes: &[u8]) -> Result<Statement, SignError> {
-    let bad = |detail: String| SignError::Payload { detail };
-    let v: Value =
-        serde_json::from_slice(bytes).map_err(|e| bad(format!("not an in-toto statement: {e}")))?;
-    let kind = v["_type"].as_str().unwrap_or_default();
-    if kind != STATEMENT_V01 && kind != STATEMENT_V1 {
-        return Err(bad(format!("_type is {kind:?}, not an in-toto statement")));
-    }
-    let subjects = v["subject"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|s| {
-                    (
-                        s["name"].as_str().unwrap_or_default().to_string(),
-                        s["digest"]["sha256"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                    )
-                })
-                .collect()
+    let read = || -> Result<Statement, GoJsonError> {
+        let doc = go::parse(bytes)?;
+        let top = go::fields(
+            Some(&doc),
+            ["_type", "predicateType", "subject", "predicate"],
+            "",
+        )?;
+        let subjects = top
+            .array("subject")?
+            .iter()
+            .enumerate()
+            .map(|(i, s): (usize, &GoValue)| {
+                let s = go::fields(Some(s), ["name", "digest"], &format!("subject[{i}]"))?;
+                let sha256 = s
+                    .string_map("digest")?
+                    .and_then(|mut d| d.remove("sha256"))
+                    .unwrap_or_default();
+                Ok((s.string("name")?, sha256))
+            })
+            .collect::<Result<_, GoJsonError>>()?;
+        Ok(Statement {
+            predicate_type: top.string("predicateType")?,
+            subjects,
+            predicate: top.any("predicate")?,
+            kind: top.string("_type")?,
         })
-        .unwrap_or_default();
-    Ok(Statement {
-        predicate_type: v["predicateType"].as_str().unwrap_or_default().to_string(),
-        subjects,
-        predicate: v["predicate"].clone(),
-    })
+    };
+    let st = read().map_err(refused("an in-toto statement"))?;
+    if st.kind != STATEMENT_V01 && st.kind != STATEMENT_V1 {
+        return Err(SignError::Payload {
+            detail: format!("_type is {:?}, not an in-toto statement", st.kind),
+        });
+    }
+    Ok(st)
 }
 
 #[cfg(test)]
@@ -312,6 +381,99 @@ mod tests {
         assert_eq!(
             predicate("https://example.com/p", br#"{"a":true}"#, t).unwrap(),
             serde_json::json!({"a": true})
+        );
+    }
+
+    /// The issue's cases: a second key on one field, in any case and either order, is refused
+    /// (cosign would read the last); one key in another case reads as cosign reads it.
+    #[test]
+    fn documents_go_reads_otherwise_are_refused() {
+        let this = format!("sha256:{}", "a".repeat(64));
+        let other = format!("sha256:{}", "b".repeat(64));
+        let payload = |image: &str, extra: &str| {
+            format!(
+                r#"{{"critical":{{"identity":{{"docker-reference":"r/a"}},"image":{{{image}}},"type":"{SIGNATURE_TYPE}"}}{extra},"optional":null}}"#
+            )
+        };
+        let digest = |d: &str, key: &str| format!(r#""{key}":"{d}""#);
+        for (a, b) in [
+            (
+                digest(&this, "docker-manifest-digest"),
+                digest(&other, "Docker-Manifest-Digest"),
+            ),
+            (
+                digest(&this, "docker-manifest-digest"),
+                digest(&other, "docker-manifest-digest"),
+            ),
+            (
+                digest(&this, "docker-manifest-digest"),
+                digest(&other, "doc\\u212aer-manifest-digest"),
+            ),
+        ] {
+            for image in [format!("{a},{b}"), format!("{b},{a}")] {
+                let e = SimpleSigning::parse(payload(&image, "").as_bytes()).unwrap_err();
+                assert!(e.to_string().contains("both name field"), "{image}: {e}");
+            }
+        }
+        let critical_twice = format!(
+            r#"{{"critical":{{"type":"{SIGNATURE_TYPE}"}},"Critical":{{"type":"{SIGNATURE_TYPE}"}}}}"#
+        );
+        assert!(SimpleSigning::parse(critical_twice.as_bytes()).is_err());
+        // One spelling, any case: read as Go reads it (cosign verifies it).
+        let p =
+            SimpleSigning::parse(payload(&digest(&this, "Docker-Manifest-DIGEST"), "").as_bytes())
+                .unwrap();
+        assert_eq!(p.critical.image.docker_manifest_digest, this);
+        // Unknown members are skipped, as Go skips them.
+        let p = SimpleSigning::parse(
+            payload(&digest(&this, "docker-manifest-digest"), r#","x":1,"x":2"#).as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(p.critical.image.docker_manifest_digest, this);
+
+        let statement = |subjects: &str| {
+            format!(
+                r#"{{"_type":"{STATEMENT_V01}","predicateType":"p",{subjects},"predicate":{{}}}}"#
+            )
+        };
+        for subjects in [
+            r#""subject":[{"name":"a","digest":{"sha256":"aa"}}],"Subject":[{"name":"b","digest":{"sha256":"bb"}}]"#,
+            r#""Subject":[],"subject":[{"name":"a","digest":{"sha256":"aa"}}]"#,
+            "\"subject\":[],\"\\u017fubject\":[]",
+        ] {
+            let e = parse_statement(statement(subjects).as_bytes()).unwrap_err();
+            assert!(e.to_string().contains("both name field"), "{subjects}: {e}");
+        }
+        // A digest set is a Go map: its keys are exact and the last one wins.
+        let st = parse_statement(
+            statement(
+                r#""subject":[{"name":"a","digest":{"sha256":"aa","SHA256":"cc","sha256":"bb"}}]"#,
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(st.subjects, vec![("a".to_string(), "bb".to_string())]);
+
+        let e = Envelope::parse(
+            br#"{"payloadType":"application/vnd.in-toto+json","payload":"e30=","Payload":"W10=","signatures":[]}"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("both name field"), "{e}");
+        let env = Envelope::parse(
+            br#"{"PayloadType":"t","PAYLOAD":"e30=","signatures":[{"KeyID":"k","Sig":"c2ln"},null]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (env.payload_type.as_str(), env.payload.as_str()),
+            ("t", "e30=")
+        );
+        assert_eq!(env.signatures.len(), 2);
+        assert_eq!(
+            (
+                env.signatures[0].keyid.as_str(),
+                env.signatures[0].sig.as_str()
+            ),
+            ("k", "c2ln")
         );
     }
 

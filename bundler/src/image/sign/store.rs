@@ -10,6 +10,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::SignError;
+use crate::grammar::go_json_read::{self as go, GoJsonError};
 use crate::image::blob::Blob;
 use crate::image::copy::{self, CopyError, Endpoint, Engine, Source};
 use crate::image::layout::LayoutError;
@@ -115,6 +116,62 @@ struct AttachmentManifest {
     layers: Vec<LayerDescriptor>,
 }
 
+impl AttachmentManifest {
+    /// Reads the manifest as go-containerregistry's `v1.Manifest` is read by `json.Unmarshal`
+    /// (cosign reads which signatures there are from it), or refuses it where another reader
+    /// could see other layers or annotations.
+    fn parse(bytes: &[u8]) -> Result<AttachmentManifest, GoJsonError> {
+        const MANIFEST: [&str; 6] = [
+            "schemaVersion",
+            "mediaType",
+            "config",
+            "layers",
+            "annotations",
+            "subject",
+        ];
+        const DESCRIPTOR: [&str; 8] = [
+            "mediaType",
+            "size",
+            "digest",
+            "data",
+            "urls",
+            "annotations",
+            "platform",
+            "artifactType",
+        ];
+        let descriptor = |d: go::Fields<'_, 8>, at: &str| -> Result<LayerDescriptor, GoJsonError> {
+            let size = d.int("size")?;
+            Ok(LayerDescriptor {
+                media_type: d.string("mediaType")?,
+                size: u64::try_from(size).map_err(|_| GoJsonError::Type {
+                    at: format!("{at}.size"),
+                    found: "negative number",
+                    wanted: "a size",
+                })?,
+                digest: d.string("digest")?,
+                annotations: d.string_map("annotations")?.unwrap_or_default(),
+            })
+        };
+        let doc = go::parse(bytes)?;
+        let top = go::fields(Some(&doc), MANIFEST, "")?;
+        let layers = top
+            .array("layers")?
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let at = format!("layers[{i}]");
+                descriptor(go::fields(Some(l), DESCRIPTOR, &at)?, &at)
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(AttachmentManifest {
+            schema_version: u32::try_from(top.int("schemaVersion")?).unwrap_or(0),
+            media_type: top.string("mediaType")?,
+            config: descriptor(top.object("config", DESCRIPTOR)?, "config")?,
+            layers,
+        })
+    }
+}
+
 /// One signature or attestation: its layer descriptor and bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layer {
@@ -162,8 +219,8 @@ pub async fn read(
         reference: at.to_string(),
         detail,
     };
-    let manifest: AttachmentManifest = serde_json::from_slice(&top.bytes)
-        .map_err(|e| malformed(format!("not an image manifest: {e}")))?;
+    let manifest = AttachmentManifest::parse(&top.bytes)
+        .map_err(|e| malformed(format!("not an image manifest as cosign reads it: {e}")))?;
     if manifest.layers.len() > MAX_LAYERS {
         return Err(malformed(format!(
             "{} layers, more than {MAX_LAYERS}",

@@ -408,8 +408,7 @@ fn check_attestation(
     wanted_type: Option<&str>,
 ) -> Result<VerifiedAttestation, String> {
     let short = &layer.descriptor.digest;
-    let env: Envelope = serde_json::from_slice(&layer.data)
-        .map_err(|e| format!("layer {short}: not a DSSE envelope: {e}"))?;
+    let env = Envelope::parse(&layer.data).map_err(|e| format!("layer {short}: {e}"))?;
     if env.payload_type != payload::IN_TOTO_PAYLOAD_TYPE {
         return Err(format!(
             "layer {short}: payloadType {:?} is not in-toto",

@@ -38,6 +38,7 @@ use crate::image::reference::Reference;
 use crate::image::registry::RegistryOptions;
 use crate::image::{human_bytes, rootfs};
 use crate::ops::catalog_filter::{self, CatalogFilterError, Selection};
+use crate::scratch::ScratchDir;
 use crate::serve::image::CatalogImage;
 use archive::{ArchiveError, ArchivedCatalog, ArchivedImage, Manifest};
 use outputs::{MirroredCatalog, OutputError};
@@ -996,7 +997,7 @@ fn build_catalog_image(
     cfg: DeclarativeConfig,
 ) -> Result<crate::image::model::Artifact, MirrorError> {
     let scratch =
-        tempfile::tempdir().map_err(|e| MirrorError::Io(format!("a temporary directory: {e}")))?;
+        ScratchDir::new().map_err(|e| MirrorError::Io(format!("a temporary directory: {e}")))?;
     let dir = scratch.path().join("configs");
     write_fs::write_fs(cfg, &dir, Format::Json)?;
     let host_ca = PathBuf::from(rootfs::HOST_CA_BUNDLE);

@@ -224,7 +224,7 @@ async fn rebuild_one(
     moved: &[(&str, &str)],
     created: u64,
 ) -> Result<Option<String>, RewriteError> {
-    let scratch = tempfile::tempdir().map_err(|error| RewriteError::Io {
+    let scratch = crate::scratch::ScratchDir::new().map_err(|error| RewriteError::Io {
         bundle: name.to_string(),
         path: "a temporary directory".into(),
         error,

@@ -403,7 +403,7 @@ pub async fn release(
     req: &ReleaseRequest,
     reporter: &mut dyn Reporter,
 ) -> Result<Released, ReleaseError> {
-    let tmp = tempfile::tempdir()
+    let tmp = crate::scratch::ScratchDir::new()
         .context("creating a staging directory")
         .map_err(ReleaseError::Setup)?;
     let plan = Plan::new(req, tmp.path()).map_err(ReleaseError::Setup)?;

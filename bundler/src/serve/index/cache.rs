@@ -358,8 +358,16 @@ pub fn build_cache_with(
         _ => {}
     }
     let payload_path = dir.join(PAYLOAD_FILE);
-    let tmp_payload = dir.join(format!(".{PAYLOAD_FILE}.tmp{}", std::process::id()));
-    let file = std::fs::File::create(&tmp_payload).map_err(werr(&tmp_payload))?;
+    // A random name made exclusively, removed when dropped unless renamed into place.
+    let (file, tmp_payload) = {
+        use std::os::unix::fs::PermissionsExt as _;
+        tempfile::Builder::new()
+            .prefix(&format!(".{PAYLOAD_FILE}.tmp"))
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(&dir)
+            .map_err(werr(&dir))?
+            .into_parts()
+    };
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let mut content = match durability {
         Durability::ScratchGrpcOnly => None,
@@ -369,7 +377,6 @@ pub fn build_cache_with(
         Ok(i) => i,
         Err(e) => {
             drop(w);
-            let _ = std::fs::remove_file(&tmp_payload);
             if let Some(c) = content {
                 c.abandon();
             }
@@ -377,7 +384,7 @@ pub fn build_cache_with(
             return Err(match e {
                 CacheError::Write { path, source } if path == Path::new(PAYLOAD_FILE) => {
                     CacheError::Write {
-                        path: tmp_payload,
+                        path: tmp_payload.to_path_buf(),
                         source,
                     }
                 }
@@ -396,7 +403,7 @@ pub fn build_cache_with(
             .map_err(werr(&dir.join(ALL_FILE)))?;
     }
     let file = w.into_inner().map_err(|e| CacheError::Write {
-        path: tmp_payload.clone(),
+        path: tmp_payload.to_path_buf(),
         source: e.into_error(),
     })?;
     if durability == Durability::Durable {
@@ -412,7 +419,9 @@ pub fn build_cache_with(
     // and a crash in between leaves an index whose digest still forces a rebuild or error.
     let index_path = dir.join(INDEX_FILE);
     let _ = std::fs::remove_file(&index_path);
-    std::fs::rename(&tmp_payload, &payload_path).map_err(werr(&payload_path))?;
+    tmp_payload
+        .persist(&payload_path)
+        .map_err(|e| werr(&payload_path)(e.error))?;
     let bytes = index.encode_to_vec();
     match durability {
         Durability::Durable => crate::atomic_write::write_atomic(&index_path, &bytes)

@@ -178,6 +178,8 @@ impl FileLines {
 /// none behind under the final names.
 pub struct ContentWriter {
     dir: PathBuf,
+    /// The three files' temporary names, in the order of [`NAMES`] (removed when dropped).
+    tmp: Vec<tempfile::TempPath>,
     all: File,
     metas: BufWriter<File>,
     /// How much of the body is written, for the gzip thread; `None` once it stopped.
@@ -188,21 +190,30 @@ pub struct ContentWriter {
     buf: Vec<u8>,
 }
 
-/// The temporary name of `name` while it is written.
-fn tmp_name(name: &str) -> String {
-    format!(".{name}.tmp{}", std::process::id())
+/// The files, in the order their temporary names are kept.
+const NAMES: [&str; 3] = [ALL_FILE, GZIP_FILE, METAS_FILE];
+
+/// A new file in `dir` for `name` while it is written: a random name made exclusively, with
+/// the mode a plain create gives (0666 less the umask).
+fn create_tmp(dir: &Path, name: &str) -> std::io::Result<(File, tempfile::TempPath)> {
+    use std::os::unix::fs::PermissionsExt as _;
+    Ok(tempfile::Builder::new()
+        .prefix(&format!(".{name}.tmp"))
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?
+        .into_parts())
 }
 
 impl ContentWriter {
     /// Starts the three files in `dir` (the cache's own directory).
     pub fn create(dir: &Path) -> std::io::Result<ContentWriter> {
-        let create = |name: &str| File::create(dir.join(tmp_name(name)));
-        let all = create(ALL_FILE)?;
-        let body = File::open(dir.join(tmp_name(ALL_FILE)))?;
-        let mut metas = BufWriter::with_capacity(1 << 16, create(METAS_FILE)?);
+        let (all, all_tmp) = create_tmp(dir, ALL_FILE)?;
+        let body = File::open(&all_tmp)?;
+        let (gz, gz_tmp) = create_tmp(dir, GZIP_FILE)?;
+        let (metas, metas_tmp) = create_tmp(dir, METAS_FILE)?;
+        let mut metas = BufWriter::with_capacity(1 << 16, metas);
         // Room for the header, written last (the sizes are known only then).
         metas.write_all(&MetasHeader::default().to_bytes())?;
-        let gz = create(GZIP_FILE)?;
         let (tx, rx) = mpsc::channel::<u64>();
         let gzip = std::thread::Builder::new()
             .name("catalogd-gzip".into())
@@ -224,6 +235,7 @@ impl ContentWriter {
             })?;
         Ok(ContentWriter {
             dir: dir.to_path_buf(),
+            tmp: vec![all_tmp, gz_tmp, metas_tmp],
             all,
             metas,
             to_gzip: Some(tx),
@@ -277,6 +289,7 @@ impl ContentWriter {
         let (gz, gzip_len) = self.join_gzip()?;
         let ContentWriter {
             dir,
+            tmp,
             all,
             metas,
             len,
@@ -294,8 +307,8 @@ impl ContentWriter {
                 file.sync_all()?;
             }
         }
-        for name in [ALL_FILE, GZIP_FILE, METAS_FILE] {
-            std::fs::rename(dir.join(tmp_name(name)), dir.join(name))?;
+        for (name, tmp) in NAMES.into_iter().zip(tmp) {
+            tmp.persist(dir.join(name)).map_err(|e| e.error)?;
         }
         Ok(())
     }
@@ -303,8 +316,6 @@ impl ContentWriter {
     /// Removes the temporary files of a build that failed.
     pub fn abandon(mut self) {
         let _ = self.join_gzip();
-        for name in [ALL_FILE, GZIP_FILE, METAS_FILE] {
-            let _ = std::fs::remove_file(self.dir.join(tmp_name(name)));
-        }
+        // Dropping the temporary names removes the files.
     }
 }

@@ -142,26 +142,25 @@ where
     Ok(())
 }
 
-/// Resolves on SIGTERM (what the kubelet sends) or Ctrl-C.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+/// Resolves on SIGTERM (what the kubelet sends) or Ctrl-C. The signals are listened for from
+/// the call on (not from the first poll), so one that arrives while the server is still
+/// starting is not lost. Call it within the runtime.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    async move {
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => {
                 tokio::select! {
                     _ = term.recv() => tracing::info!("received SIGTERM"),
-                    _ = tokio::signal::ctrl_c() => tracing::info!("received interrupt"),
+                    _ = int.recv() => tracing::info!("received interrupt"),
                 }
             }
-            Err(e) => {
+            (Err(e), _) | (_, Err(e)) => {
                 tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops the server");
                 let _ = tokio::signal::ctrl_c().await;
             }
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -1,6 +1,11 @@
 //! The catalog browser's pages, served from the files the index build rendered into the cache
 //! (`<cache>/olm-serve.v1/ui/`): `/` (the grid), `/packages/<name>.html`, `/search.json`.
 //! Each request streams one file from disk; the server holds none of them.
+//!
+//! Pages are data to this server, not code it vouches for: which pages it may serve (only
+//! those this `olm` rendered itself) is decided by its caller, and the Content-Security-Policy
+//! sent with them is the one compiled into the binary, handed in by the caller. Nothing in the
+//! cache (`site.json` included) can loosen it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +22,8 @@ pub const UI_DIR: &str = "ui";
 pub const MARKER_FILE: &str = "site.json";
 /// The search index.
 pub const SEARCH_FILE: &str = "search.json";
-/// The key in [`MARKER_FILE`] holding the pages' Content-Security-Policy.
+/// The key in [`MARKER_FILE`] recording the pages' Content-Security-Policy (so pages made
+/// under another policy count as stale); never read back as the policy to send.
 pub const CSP_KEY: &str = "contentSecurityPolicy";
 
 /// Whether `name` is a package page's file name as written (without `.html`): lowercase
@@ -36,20 +42,20 @@ pub fn is_page_name(name: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct UiFiles {
     dir: PathBuf,
-    /// Sent with every page, as their `<meta>` says it (a header also covers what a meta
-    /// element cannot, and a page saved without it).
-    csp: Option<HeaderValue>,
+    /// Sent with every page (a header also covers what a meta element cannot, and a page
+    /// saved without it): the binary's policy, never one read from the cache.
+    csp: HeaderValue,
 }
 
 impl UiFiles {
-    /// The pages in the cache's own directory `content_dir`, when it has them.
-    pub fn open(content_dir: &Path) -> Option<UiFiles> {
+    /// The pages in the cache's own directory `content_dir`, sent with the policy `csp` (the
+    /// binary's own); `None` when there are none or the policy is not a header value.
+    pub fn open(content_dir: &Path, csp: &str) -> Option<UiFiles> {
         let dir = content_dir.join(UI_DIR);
-        let marker = std::fs::read(dir.join(MARKER_FILE)).ok()?;
-        let csp = serde_json::from_slice::<serde_json::Value>(&marker)
-            .ok()
-            .and_then(|m| m.get(CSP_KEY)?.as_str().map(str::to_owned))
-            .and_then(|c| HeaderValue::from_str(&c).ok());
+        if !dir.join(MARKER_FILE).is_file() {
+            return None;
+        }
+        let csp = HeaderValue::from_str(csp).ok()?;
         Some(UiFiles { dir, csp })
     }
 
@@ -102,9 +108,7 @@ impl UiFiles {
         );
         h.insert("x-frame-options", HeaderValue::from_static("DENY"));
         h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-        if let Some(csp) = &self.csp {
-            h.insert(header::CONTENT_SECURITY_POLICY, csp.clone());
-        }
+        h.insert(header::CONTENT_SECURITY_POLICY, self.csp.clone());
         Some(r)
     }
 }
@@ -127,7 +131,7 @@ mod tests {
     fn only_page_paths_map_to_files() {
         let ui = UiFiles {
             dir: PathBuf::from("/c/ui"),
-            csp: None,
+            csp: HeaderValue::from_static("default-src 'none'"),
         };
         let f = |p: &str| ui.file(p).map(|(f, _)| f);
         assert_eq!(f("/"), Some(PathBuf::from("/c/ui/index.html")));
