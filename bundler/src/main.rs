@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         return code;
     }
     let args = cli::Cli::parse();
+    olm_bundler::ops::progress::set_color(args.color.into());
     init_logging(args.verbosity());
     olm_bundler::ops::progress::set_quiet(args.quiet);
     let mut builder = match needs_workers(&args.command) {
@@ -57,7 +58,8 @@ fn needs_workers(command: &cli::Command) -> bool {
     )
 }
 
-/// Logs go to stderr so stdout stays clean for rendered YAML/JSON.
+/// Logs go to stderr so stdout stays clean for rendered YAML/JSON; coloured only as
+/// `--color` and `NO_COLOR` allow (never into a file or a pipe under `auto`).
 fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
@@ -69,6 +71,7 @@ fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(olm_bundler::ops::progress::stderr_color())
         .with_target(false)
         .without_time()
         .try_init();
