@@ -161,6 +161,78 @@ fn a_crd_that_repeats_a_key_loads_and_validates_like_olm() {
     assert_eq!(field["type"], "string", "{field}");
 }
 
+/// The shape of issue 40, from a vendor's CRD written by hand: the continuation lines of a
+/// multi-line single-quoted description sit at the indentation of its key. go-yaml v2 reads
+/// them (operator-framework/api validates the bundle, opm renders it); so must `olm`. Made
+/// here from a real shared bundle by adding such a property to one CRD.
+#[test]
+fn a_crd_with_quoted_continuations_at_key_indentation_validates_and_renders_like_olm() {
+    use olm_bundler::bundle::load::BundleDir;
+    use olm_bundler::bundle::validate::{Options, Suite, validate_dir};
+    use olm_bundler::catalog::render::{Form, render_bundle_dir};
+    let Some(bundles) = shared_bundles() else {
+        return;
+    };
+    let src = bundles.join("certified-operators/operators/leaksignal-operator/1.6.1");
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&src, dir.path());
+    let crd = dir.path().join("manifests/leaksignal.crd.yaml");
+    let text = std::fs::read_to_string(&crd).unwrap();
+    let anchor = "          properties:\n            spec:\n";
+    assert!(text.contains(anchor), "the shared CRD changed");
+    let shape = "            apiVersion:\n              description: 'APIVersion defines the versioned schema of this representation\n              of an object. Servers should convert recognized schemas to the latest\n              internal value, and may reject unrecognized values.'\n              type: string\n";
+    let edited = text.replacen(
+        anchor,
+        &format!("          properties:\n{shape}            spec:\n"),
+        1,
+    );
+    std::fs::write(&crd, edited).unwrap();
+
+    // Validates as the original does (operator-framework/api passes both).
+    let opts = Options {
+        suites: Suite::ALL.into_iter().collect(),
+        ..Default::default()
+    };
+    let before = validate_dir(&src, &opts).unwrap();
+    let after = validate_dir(dir.path(), &opts).unwrap();
+    assert_eq!(after.errors().count(), 0, "{after:?}");
+    assert_eq!(after.errors().count(), before.errors().count());
+
+    // Loads with the text go-yaml reads: the lines folded into one.
+    let loaded = BundleDir::load(dir.path()).unwrap();
+    let object = &loaded
+        .manifests
+        .iter()
+        .find(|m| m.file.ends_with("leaksignal.crd.yaml"))
+        .unwrap()
+        .object;
+    let schema = &object["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(
+        schema["properties"]["apiVersion"],
+        serde_json::json!({
+            "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.",
+            "type": "string"
+        })
+    );
+
+    // Renders with the CRD among the bundle's objects, as opm renders it.
+    let original = render_bundle_dir(&src, "", Form::BundleObjects).unwrap();
+    let rendered = render_bundle_dir(dir.path(), "", Form::BundleObjects).unwrap();
+    let objects = |b: &olm_bundler::catalog::declcfg::Bundle| {
+        olm_bundler::catalog::property::bundle_objects(&b.properties)
+    };
+    assert_eq!(objects(&rendered).len(), objects(&original).len());
+    let crd_object = objects(&rendered).into_iter().find(|json| {
+        json.contains(
+            "APIVersion defines the versioned schema of this representation of an object.",
+        )
+    });
+    assert!(
+        crd_object.is_some(),
+        "the CRD is not among the rendered objects"
+    );
+}
+
 /// A broken manifest still stops the load with the file and line.
 #[test]
 fn a_broken_manifest_still_names_file_and_line() {

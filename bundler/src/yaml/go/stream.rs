@@ -61,6 +61,10 @@ pub struct Stream<'a> {
     count: usize,
     /// The end of the last JSON value read.
     consumed: usize,
+    /// Where the next `\r\n` is, from the last search (`None`: none after it).
+    crlf: Option<Option<usize>>,
+    /// Where the next line starting with `---` is, from the last search.
+    separator: Option<Option<usize>>,
 }
 
 impl<'a> Stream<'a> {
@@ -80,6 +84,8 @@ impl<'a> Stream<'a> {
             counted: 0,
             count: 0,
             consumed: 0,
+            crlf: None,
+            separator: None,
         }
     }
 
@@ -160,6 +166,9 @@ impl<'a> Stream<'a> {
         let mut start: Option<usize> = None;
         let mut owned: Option<Vec<u8>> = None;
         loop {
+            if start.is_some() && owned.is_none() {
+                self.skip_plain_lines();
+            }
             if self.pos >= data.len() {
                 let begin = start?;
                 self.mode = Mode::Done;
@@ -206,6 +215,50 @@ impl<'a> Stream<'a> {
             }
             self.pos = next;
         }
+    }
+
+    /// Moves over the lines that read back as themselves and are not separators (most of a
+    /// file), to the next line that needs a look: one starting with `---`, one ending in
+    /// `\r\n`, or the last line when it has no line feed. The searches are kept, so a file
+    /// is searched once whatever its number of documents.
+    fn skip_plain_lines(&mut self) {
+        let data = self.data;
+        let pos = self.pos;
+        if data[pos.min(data.len())..].starts_with(b"---") {
+            return;
+        }
+        let next = |cached: &mut Option<Option<usize>>, find: &dyn Fn(usize) -> Option<usize>| {
+            match *cached {
+                Some(Some(at)) if at >= pos => Some(at),
+                Some(None) => None,
+                _ => {
+                    let found = find(pos);
+                    *cached = Some(found);
+                    found
+                }
+            }
+        };
+        // The start of the next line starting with `---`.
+        let sep = next(&mut self.separator, &|from| {
+            memchr::memmem::find(&data[from..], b"\n---").map(|i| from + i + 1)
+        });
+        let crlf = next(&mut self.crlf, &|from| {
+            memchr::memmem::find(&data[from..], b"\r\n").map(|i| from + i)
+        });
+        let mut limit = data.len();
+        if let Some(s) = sep {
+            limit = limit.min(s);
+        }
+        if let Some(c) = crlf {
+            // The start of the line holding it.
+            let line = memchr::memrchr(b'\n', &data[..c]).map_or(0, |i| i + 1);
+            limit = limit.min(line.max(pos));
+        }
+        if data.last() != Some(&b'\n') {
+            let last = memchr::memrchr(b'\n', data).map_or(0, |i| i + 1);
+            limit = limit.min(last.max(pos));
+        }
+        self.pos = limit.max(pos);
     }
 
     fn chunk(&mut self, begin: usize, end: usize, owned: Option<Vec<u8>>) -> Piece<'a> {
