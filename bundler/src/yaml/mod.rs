@@ -311,11 +311,19 @@ pub use go::Repeat as Duplicate;
 /// keeps its last value, with a warning (see [`parse_documents`]).
 pub fn parse_one<T: DeserializeOwned>(path: &Path, text: impl AsRef<[u8]>) -> Result<T, YamlError> {
     let value = go_chunk(path, text.as_ref(), 1)?;
-    typed::from_value(value).map_err(|e| YamlError::Syntax {
-        path: path.to_path_buf(),
-        line: None,
-        column: None,
-        message: e.to_string(),
+    typed::from_value(value).map_err(|(e, field)| {
+        // The line and column of the field, from the document's nodes.
+        let at = go::decode::line_of(text.as_ref(), &field);
+        let message = match field.is_empty() {
+            true => e.to_string(),
+            false => format!("{}: {e}", field.join(".")),
+        };
+        YamlError::Syntax {
+            path: path.to_path_buf(),
+            line: at.map(|(l, _)| l as u64 + 1),
+            column: at.map(|(_, c)| c as u64 + 1),
+            message,
+        }
     })
 }
 

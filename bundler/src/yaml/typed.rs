@@ -11,9 +11,47 @@ use serde::de::{
 };
 use serde_json::{Map, Number, Value};
 
-/// `T` from a decoded YAML document, numbers and booleans read as text where `T` wants text.
-pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, serde_json::Error> {
-    T::deserialize(Lenient(value))
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Where in the document a value failed: keys and indices from the top.
+pub type FieldPath = Vec<String>;
+
+/// `T` from a decoded YAML document, numbers and booleans read as text where `T` wants text;
+/// an error comes with the path of the value that failed.
+pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, (serde_json::Error, FieldPath)> {
+    let failed = Rc::new(RefCell::new(None));
+    let top = Lenient(value, Ctx::default(), failed.clone());
+    T::deserialize(top).map_err(|e| (e, failed.borrow_mut().take().unwrap_or_default()))
+}
+
+/// The path to the value being read.
+#[derive(Clone, Default)]
+struct Ctx(FieldPath);
+
+impl Ctx {
+    fn child(&self, seg: String) -> Ctx {
+        let mut p = self.0.clone();
+        p.push(seg);
+        Ctx(p)
+    }
+}
+
+/// The path of the innermost value that failed (set once, by the first to see the error).
+type Failed = Rc<RefCell<Option<FieldPath>>>;
+
+fn note<T>(
+    r: Result<T, serde_json::Error>,
+    ctx: &Ctx,
+    failed: &Failed,
+) -> Result<T, serde_json::Error> {
+    if r.is_err() {
+        let mut slot = failed.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(ctx.0.clone());
+        }
+    }
+    r
 }
 
 /// The text sigs.k8s.io/yaml gives a number for a string target (floats with 32-bit
@@ -27,28 +65,39 @@ fn number_text(n: &Number) -> String {
     }
 }
 
-struct Lenient(Value);
+struct Lenient(Value, Ctx, Failed);
 
 impl<'de> de::Deserializer<'de> for Lenient {
     type Error = serde_json::Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        match self.0 {
-            Value::Array(items) => visitor.visit_seq(Seq(items.into_iter())),
+        let Lenient(value, ctx, failed) = self;
+        let r = match value {
+            Value::Array(items) => visitor.visit_seq(Seq {
+                iter: items.into_iter(),
+                index: 0,
+                ctx: ctx.clone(),
+                failed: failed.clone(),
+            }),
             Value::Object(map) => visitor.visit_map(Entries {
                 iter: map.into_iter(),
                 value: None,
+                ctx: ctx.clone(),
+                failed: failed.clone(),
             }),
             other => de::Deserializer::deserialize_any(other, visitor),
-        }
+        };
+        note(r, &ctx, &failed)
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        match self.0 {
+        let Lenient(value, ctx, failed) = self;
+        let r = match value {
             Value::Number(n) => visitor.visit_string(number_text(&n)),
             Value::Bool(b) => visitor.visit_string(b.to_string()),
-            other => Lenient(other).deserialize_any(visitor),
-        }
+            other => return Lenient(other, ctx, failed).deserialize_any(visitor),
+        };
+        note(r, &ctx, &failed)
     }
 
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
@@ -58,7 +107,7 @@ impl<'de> de::Deserializer<'de> for Lenient {
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
         match self.0 {
             Value::Null => visitor.visit_none(),
-            other => visitor.visit_some(Lenient(other)),
+            other => visitor.visit_some(Lenient(other, self.1, self.2)),
         }
     }
 
@@ -76,11 +125,13 @@ impl<'de> de::Deserializer<'de> for Lenient {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        match self.0 {
+        let Lenient(value, ctx, failed) = self;
+        let r = match value {
             Value::Number(n) => visitor.visit_enum(number_text(&n).into_deserializer()),
             Value::Bool(b) => visitor.visit_enum(b.to_string().into_deserializer()),
             other => de::Deserializer::deserialize_enum(other, name, variants, visitor),
-        }
+        };
+        note(r, &ctx, &failed)
     }
 
     serde::forward_to_deserialize_any! {
@@ -89,7 +140,12 @@ impl<'de> de::Deserializer<'de> for Lenient {
     }
 }
 
-struct Seq(std::vec::IntoIter<Value>);
+struct Seq {
+    iter: std::vec::IntoIter<Value>,
+    index: usize,
+    ctx: Ctx,
+    failed: Failed,
+}
 
 impl<'de> SeqAccess<'de> for Seq {
     type Error = serde_json::Error;
@@ -98,20 +154,25 @@ impl<'de> SeqAccess<'de> for Seq {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Self::Error> {
-        self.0
-            .next()
-            .map(|v| seed.deserialize(Lenient(v)))
-            .transpose()
+        let Some(v) = self.iter.next() else {
+            return Ok(None);
+        };
+        let ctx = self.ctx.child(self.index.to_string());
+        self.index += 1;
+        let r = seed.deserialize(Lenient(v, ctx.clone(), self.failed.clone()));
+        note(r, &ctx, &self.failed).map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.0.len())
+        Some(self.iter.len())
     }
 }
 
 struct Entries {
     iter: <Map<String, Value> as IntoIterator>::IntoIter,
-    value: Option<Value>,
+    value: Option<(String, Value)>,
+    ctx: Ctx,
+    failed: Failed,
 }
 
 impl<'de> MapAccess<'de> for Entries {
@@ -123,8 +184,11 @@ impl<'de> MapAccess<'de> for Entries {
     ) -> Result<Option<K::Value>, Self::Error> {
         match self.iter.next() {
             Some((k, v)) => {
-                self.value = Some(v);
-                seed.deserialize(Lenient(Value::String(k))).map(Some)
+                let ctx = self.ctx.child(k.clone());
+                self.value = Some((k.clone(), v));
+                let r =
+                    seed.deserialize(Lenient(Value::String(k), ctx.clone(), self.failed.clone()));
+                note(r, &ctx, &self.failed).map(Some)
             }
             None => Ok(None),
         }
@@ -134,8 +198,10 @@ impl<'de> MapAccess<'de> for Entries {
         &mut self,
         seed: V,
     ) -> Result<V::Value, Self::Error> {
-        let v = self.value.take().unwrap_or(Value::Null);
-        seed.deserialize(Lenient(v))
+        let (k, v) = self.value.take().unwrap_or_default();
+        let ctx = self.ctx.child(k);
+        let r = seed.deserialize(Lenient(v, ctx.clone(), self.failed.clone()));
+        note(r, &ctx, &self.failed)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -164,18 +230,26 @@ mod tests {
         let cfg: Cfg = super::from_value(json!({
             "name": 123, "version": 1.1, "tags": [true, "x"], "count": 3, "extra": {"a": 7}
         }))
+        .map_err(|(e, _)| e)
         .unwrap();
         assert_eq!(cfg.name, "123");
         assert_eq!(cfg.version.as_deref(), Some("1.1"));
         assert_eq!(cfg.tags, ["true", "x"]);
         assert_eq!(cfg.extra["a"], "7");
-        // Not the other way round: text does not fill a number.
-        assert!(super::from_value::<Cfg>(json!({"name": "a", "count": "3"})).is_err());
+        // Not the other way round: text does not fill a number; the error names the field.
+        let (_, path) = super::from_value::<Cfg>(json!({"name": "a", "count": "3"})).unwrap_err();
+        assert_eq!(path, ["count"]);
+        let (_, path) =
+            super::from_value::<Cfg>(json!({"name": "a", "count": 1, "tags": ["x", [1]]}))
+                .unwrap_err();
+        assert_eq!(path, ["tags", "1"]);
     }
 
     #[test]
     fn values_of_any_shape_are_kept() {
-        let v: serde_json::Value = super::from_value(json!({"a": [1, {"b": null}]})).unwrap();
+        let v: serde_json::Value = super::from_value(json!({"a": [1, {"b": null}]}))
+            .map_err(|(e, _)| e)
+            .unwrap();
         assert_eq!(v, json!({"a": [1, {"b": null}]}));
     }
 }

@@ -54,8 +54,11 @@ impl Failure {
         } else {
             &p.problem
         };
+        // Where olm points: the construct go-yaml was reading when it has one (the key that
+        // lacks its `:`, the `[` never closed), else the problem itself.
         let mark = match p.kind {
             ErrorKind::Reader => scanner_mark,
+            _ if !p.context.is_empty() => p.context_mark,
             _ => p.problem_mark,
         };
         Failure::new(format!("{place}{msg}"), Some(mark))
@@ -116,6 +119,46 @@ pub fn unmarshal(chunk: &[u8]) -> Result<(GoValue, Vec<Repeat>), Failure> {
     };
     let v = d.unmarshal(root)?;
     Ok((v, d.repeats))
+}
+
+/// Where the value at `path` (mapping keys and sequence indices from the top) is written in
+/// `chunk`: the line and column (from 0) of its key, or of the item. For messages about a
+/// decoded document; `None` when the path does not lead to a node.
+pub fn line_of(chunk: &[u8], path: &[String]) -> Option<(usize, usize)> {
+    let mut c = Composer {
+        parser: Parser::new(if chunk.is_empty() { b"\n" } else { chunk }),
+        peeked: None,
+        nodes: Vec::new(),
+        anchors: HashMap::new(),
+    };
+    let doc = c.document().ok()??;
+    let mut n = *c.nodes[doc].children.first()?;
+    let mut at = (c.nodes[n].line, c.nodes[n].column);
+    for seg in path {
+        while c.nodes[n].kind == Kind::Alias {
+            n = c.nodes[n].alias;
+        }
+        let node = &c.nodes[n];
+        let (key, value) = match node.kind {
+            Kind::Sequence => {
+                let i: usize = seg.parse().ok()?;
+                let item = *node.children.get(i)?;
+                (item, item)
+            }
+            Kind::Mapping => {
+                // The last key that reads as `seg` (the last value wins).
+                let pair = node.children.chunks(2).rev().find(|p| {
+                    let k = &c.nodes[p[0]];
+                    k.kind == Kind::Scalar && scalar_key(k).is_some_and(|(_, text)| &text == seg)
+                })?;
+                (pair[0], *pair.get(1)?)
+            }
+            _ => return None,
+        };
+        at = (c.nodes[key].line, c.nodes[key].column);
+        n = value;
+    }
+    Some(at)
 }
 
 struct Composer {

@@ -106,7 +106,6 @@ pub struct Problem {
     pub problem: String,
     pub problem_mark: Mark,
     /// go-yaml's context text (`while scanning a simple key`), which its messages leave out.
-    #[allow(dead_code)]
     pub context: &'static str,
     pub context_mark: Mark,
     /// For reader errors: the raw offset.

@@ -243,7 +243,10 @@ impl<'a> Stream<'a> {
             memchr::memmem::find(&data[from..], b"\n---").map(|i| from + i + 1)
         });
         let crlf = next(&mut self.crlf, &|from| {
-            memchr::memmem::find(&data[from..], b"\r\n").map(|i| from + i)
+            // A carriage return is rare: one memchr pass finds there is none.
+            memchr::memchr_iter(b'\r', &data[from..])
+                .map(|i| from + i)
+                .find(|&i| data.get(i + 1) == Some(&b'\n'))
         });
         let mut limit = data.len();
         if let Some(s) = sep {
