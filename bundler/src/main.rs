@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         return code;
     }
     let args = cli::Cli::parse();
+    olm_bundler::ops::progress::set_color(args.color.into());
     init_logging(args.verbosity());
     // Ctrl-C or SIGTERM removes the scratch (unpacked images, staged catalogs) before exiting.
     olm_bundler::scratch::install_signal_cleanup();
@@ -59,7 +60,8 @@ fn needs_workers(command: &cli::Command) -> bool {
     )
 }
 
-/// Logs go to stderr so stdout stays clean for rendered YAML/JSON.
+/// Logs go to stderr so stdout stays clean for rendered YAML/JSON; coloured only as
+/// `--color` and `NO_COLOR` allow (never into a file or a pipe under `auto`).
 fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
@@ -71,6 +73,7 @@ fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(olm_bundler::ops::progress::stderr_color())
         .with_target(false)
         .without_time()
         .try_init();

@@ -285,7 +285,7 @@ fn browse(bin: &Path, catalog: &Path, package: &str, term: &str, shots: &Path) {
         "olm install --olm-v1 --catalog CATALOG_IMAGE --package {package}"
     )));
     // Subscription names the package and the catalog the server was named.
-    let sub = olm_bundler::yaml::parse_documents(Path::new("s"), &snippet(&raw, "v0-0")).unwrap();
+    let sub = olm_bundler::yaml::parse_documents(Path::new("s"), snippet(&raw, "v0-0")).unwrap();
     assert_eq!(
         sub[2].pointer("/spec/name").and_then(Value::as_str),
         Some(package)

@@ -593,7 +593,8 @@ fn malformed_input_gives_clear_errors() {
         (
             "latin1.yaml",
             b"schema: olm.package\nname: caf\xe9\n".to_vec(),
-            "not valid UTF-8",
+            // Go's reader: `incomplete UTF-8 octet sequence`.
+            "UTF-8",
         ),
         (
             "noschema.yaml",

@@ -1,6 +1,7 @@
-//! The direct YAML-to-tree path (`yaml::parse_value`) gives exactly serde-saphyr's value (or
-//! error) for every YAML document we have: the shared real catalogs and bundles, the project's
-//! own generated files, the test fixtures and a synthetic catalog.
+//! The fast block reader (`yaml::read_stream`, `yaml::parse_value`) gives exactly the value
+//! (or error) of the port of Go's decoder (`yaml::go`) for every YAML document we have: the
+//! shared real catalogs and bundles, the project's own generated files, the test fixtures and a
+//! synthetic catalog.
 
 #[path = "support/prerequisite.rs"]
 mod prerequisite;
@@ -23,33 +24,36 @@ fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for p in entries {
         if p.is_dir() {
             yaml_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+        } else if p
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+        {
             out.push(p);
         }
     }
 }
 
-/// Compares both parsers on every document of `file`; returns the number of documents.
+/// Compares both readers on every document of `file`; returns the number of documents.
 fn compare(file: &Path) -> usize {
     let bytes = std::fs::read(file).unwrap();
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        return 0;
-    };
-    let docs = load::yaml_documents(text);
-    for (line, doc) in &docs {
-        let fast = yaml::parse_value(file, doc);
-        let slow: Result<Value, _> = yaml::parse_one(file, doc);
-        match (fast, slow) {
-            (Ok(a), Ok(b)) => assert!(a == b, "{}:{line}: values differ", file.display()),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-            (a, b) => panic!("{}:{line}: {a:?} vs {b:?}", file.display()),
-        }
+    let (fast, fast_err) = yaml::read_stream(file, &bytes);
+    let (port, port_err) = yaml::go::decode_stream(&bytes, yaml::go::JSON_WINDOW);
+    let port: Vec<Value> = port.into_iter().map(|d| d.value).collect();
+    assert_eq!(fast.len(), port.len(), "{}", file.display());
+    for (i, (a, b)) in fast.iter().zip(&port).enumerate() {
+        assert!(a == b, "{}: document {i}: values differ", file.display());
     }
-    docs.len()
+    assert_eq!(
+        fast_err.map(|e| e.go_message().to_string()),
+        port_err.map(|e| e.message),
+        "{}",
+        file.display()
+    );
+    fast.len()
 }
 
 #[test]
-fn every_yaml_document_reads_the_same_as_with_serde_saphyr() {
+fn every_yaml_document_reads_as_go_reads_it() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in [
@@ -74,27 +78,17 @@ fn every_yaml_document_reads_the_same_as_with_serde_saphyr() {
     assert!(docs > 100, "only {docs} documents compared");
 }
 
-/// serde-saphyr gives up on a long run of comments while looking ahead (found by the
-/// `yaml_tree` fuzz target); the fast readers must then report its error, not a value.
+/// Long runs of comments (a serde-saphyr limit once made them fail) read as Go reads them,
+/// whichever reader takes them.
 #[test]
-fn long_comment_runs_get_serde_saphyrs_verdict() {
+fn long_comment_runs_read_as_go_reads_them() {
     for n in [10, 20, 95, 96, 97, 200] {
         let doc = format!("a:\n{}  b: 1\nc: 2\n", "  # note\n".repeat(n));
-        let path = Path::new("c.yaml");
-        let fast = yaml::parse_value(path, &doc);
-        let slow: Result<Value, _> = yaml::parse_one(path, &doc);
-        match (fast, slow) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b, "{n} comments"),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-            (a, b) => panic!("{n} comments: {a:?} vs {b:?}"),
-        }
+        let fast = yaml::parse_value(Path::new("c.yaml"), &doc).unwrap();
+        let go = yaml::go::unmarshal(doc.as_bytes()).unwrap().value;
+        assert_eq!(fast, go, "{n} comments");
+        assert_eq!(fast["a"]["b"], 1);
     }
-    let crash = "annotaTions:\n".to_string()
-        + &"  # io.bundle.mamework.io.bundle,metadata.v0.bundle.channel.Core bTiions:\n".repeat(60)
-        + "  apiVersion: v1\n  kind: ReverseWordsApp\n";
-    let fast = yaml::parse_value(Path::new("f.yaml"), &crash);
-    let slow: Result<Value, _> = yaml::parse_one(Path::new("f.yaml"), &crash);
-    assert_eq!(fast.is_ok(), slow.is_ok());
 }
 
 /// The shared real bundles, or `None` (skipped visibly; a failure under CI).
@@ -165,6 +159,78 @@ fn a_crd_that_repeats_a_key_loads_and_validates_like_olm() {
     let schema = &object["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
     let field = &schema["properties"]["spec"]["properties"]["proxyVersion"];
     assert_eq!(field["type"], "string", "{field}");
+}
+
+/// The shape of issue 40, from a vendor's CRD written by hand: the continuation lines of a
+/// multi-line single-quoted description sit at the indentation of its key. go-yaml v2 reads
+/// them (operator-framework/api validates the bundle, opm renders it); so must `olm`. Made
+/// here from a real shared bundle by adding such a property to one CRD.
+#[test]
+fn a_crd_with_quoted_continuations_at_key_indentation_validates_and_renders_like_olm() {
+    use olm_bundler::bundle::load::BundleDir;
+    use olm_bundler::bundle::validate::{Options, Suite, validate_dir};
+    use olm_bundler::catalog::render::{Form, render_bundle_dir};
+    let Some(bundles) = shared_bundles() else {
+        return;
+    };
+    let src = bundles.join("certified-operators/operators/leaksignal-operator/1.6.1");
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&src, dir.path());
+    let crd = dir.path().join("manifests/leaksignal.crd.yaml");
+    let text = std::fs::read_to_string(&crd).unwrap();
+    let anchor = "          properties:\n            spec:\n";
+    assert!(text.contains(anchor), "the shared CRD changed");
+    let shape = "            apiVersion:\n              description: 'APIVersion defines the versioned schema of this representation\n              of an object. Servers should convert recognized schemas to the latest\n              internal value, and may reject unrecognized values.'\n              type: string\n";
+    let edited = text.replacen(
+        anchor,
+        &format!("          properties:\n{shape}            spec:\n"),
+        1,
+    );
+    std::fs::write(&crd, edited).unwrap();
+
+    // Validates as the original does (operator-framework/api passes both).
+    let opts = Options {
+        suites: Suite::ALL.into_iter().collect(),
+        ..Default::default()
+    };
+    let before = validate_dir(&src, &opts).unwrap();
+    let after = validate_dir(dir.path(), &opts).unwrap();
+    assert_eq!(after.errors().count(), 0, "{after:?}");
+    assert_eq!(after.errors().count(), before.errors().count());
+
+    // Loads with the text go-yaml reads: the lines folded into one.
+    let loaded = BundleDir::load(dir.path()).unwrap();
+    let object = &loaded
+        .manifests
+        .iter()
+        .find(|m| m.file.ends_with("leaksignal.crd.yaml"))
+        .unwrap()
+        .object;
+    let schema = &object["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(
+        schema["properties"]["apiVersion"],
+        serde_json::json!({
+            "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.",
+            "type": "string"
+        })
+    );
+
+    // Renders with the CRD among the bundle's objects, as opm renders it.
+    let original = render_bundle_dir(&src, "", Form::BundleObjects).unwrap();
+    let rendered = render_bundle_dir(dir.path(), "", Form::BundleObjects).unwrap();
+    let objects = |b: &olm_bundler::catalog::declcfg::Bundle| {
+        olm_bundler::catalog::property::bundle_objects(&b.properties)
+    };
+    assert_eq!(objects(&rendered).len(), objects(&original).len());
+    let crd_object = objects(&rendered).into_iter().find(|json| {
+        json.contains(
+            "APIVersion defines the versioned schema of this representation of an object.",
+        )
+    });
+    assert!(
+        crd_object.is_some(),
+        "the CRD is not among the rendered objects"
+    );
 }
 
 /// A broken manifest still stops the load with the file and line.

@@ -163,50 +163,24 @@ fn decode_manifest_file(tree: &Tree, file: &RelPath, rel: &Path) -> Result<Decod
         crate::image::limits::read_tree_file(tree, file, "a bundle manifest", MAX_MANIFEST_FILE)
             .map_err(|e| e.to_string())?;
     let size = bytes.len() as u64;
-    let text = yaml::utf8(rel, &bytes).map_err(|e| format!("{e} (a binary file?)"))?;
-    match yaml::parse_documents(rel, text) {
-        Ok(docs) if docs.is_empty() => Err("no YAML or JSON document in it (an empty file)".into()),
-        Ok(docs) => Ok(Decoded {
+    // Read as operator-framework/api reads it: the Go decoder's documents in order; where a
+    // later document fails, the ones before it stand (opm and the api read only the first).
+    match yaml::parse_documents_partial(rel, &bytes) {
+        (docs, None) if docs.is_empty() => {
+            Err("no YAML or JSON document in it (an empty file)".into())
+        }
+        (docs, None) => Ok(Decoded {
             docs,
             later: None,
             size,
         }),
-        Err(e) => match first_document(text).map(|first| yaml::parse_documents(rel, first)) {
-            Some(Ok(first)) if first.len() == 1 => Ok(Decoded {
-                docs: first,
-                later: Some(e.to_string()),
-                size,
-            }),
-            _ => Err(e.to_string()),
-        },
+        (docs, Some(e)) if !docs.is_empty() => Ok(Decoded {
+            docs: docs.into_iter().take(1).collect(),
+            later: Some(e.to_string()),
+            size,
+        }),
+        (_, Some(e)) => Err(e.to_string()),
     }
-}
-
-/// The first document of a stream as Kubernetes' `YAMLOrJSONDecoder` reads it: for JSON (the
-/// first non-space byte is `{`) the first value; for YAML the text up to the first `---` line
-/// (the rest of the line empty or a comment) after some content. `None` when the stream is one
-/// document, so there is nothing shorter to try.
-fn first_document(text: &str) -> Option<&str> {
-    if text.trim_start().starts_with('{') {
-        let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-        values.next()?.ok()?;
-        let end = values.byte_offset();
-        return (end < text.len()).then(|| &text[..end]);
-    }
-    let mut start = 0;
-    let mut seen_content = false;
-    for line in text.split_inclusive('\n') {
-        if let Some(rest) = line.strip_prefix("---") {
-            let rest = rest.trim();
-            if (rest.is_empty() || rest.starts_with('#')) && seen_content {
-                return Some(&text[..start]);
-            }
-        } else if !line.trim().is_empty() {
-            seen_content = true;
-        }
-        start += line.len();
-    }
-    None
 }
 
 impl BundleDir {
@@ -485,21 +459,5 @@ mod tests {
         assert!(b.undecoded[0].1.contains("empty"), "{:?}", b.undecoded[0]);
         assert!(b.undecoded[1].1.contains("UTF-8"), "{:?}", b.undecoded[1]);
         assert!(b.unexpected_entries.is_empty());
-    }
-
-    #[test]
-    fn the_first_document_ends_at_the_first_separator_after_content() {
-        assert_eq!(super::first_document("a: 1\n---\nb: [\n"), Some("a: 1\n"));
-        assert_eq!(
-            super::first_document("---\na: 1\n--- # next\nb\n"),
-            Some("---\na: 1\n")
-        );
-        assert_eq!(super::first_document("a: 1\n---x\n"), None);
-        assert_eq!(super::first_document("a: 1\n"), None);
-        assert_eq!(
-            super::first_document("{\"a\": 1} {\"b\":"),
-            Some("{\"a\": 1}")
-        );
-        assert_eq!(super::first_document("{\"a\": 1}"), None);
     }
 }

@@ -35,28 +35,21 @@ pub enum ConvertError {
 /// Reads the blobs of one FBC file (a YAML stream or a stream of JSON objects), in file order.
 pub fn read_blobs(path: &Path) -> Result<Vec<Value>, ConvertError> {
     let bytes = crate::yaml::read_file(path)?;
-    let text = crate::yaml::utf8(path, &bytes)?;
     let blob_err = |index: usize, message: String| ConvertError::Blob {
         path: path.display().to_string(),
         index,
         message,
     };
     let mut blobs = Vec::new();
-    let first = text.trim_start_matches([' ', '\t', '\r', '\n', '\u{feff}']);
-    if first.starts_with('{') {
-        for (i, v) in serde_json::Deserializer::from_str(first)
-            .into_iter::<Value>()
-            .enumerate()
-        {
-            blobs.push(v.map_err(|e| blob_err(i + 1, e.to_string()))?);
-        }
-    } else {
-        for (line, doc) in super::load::yaml_documents(text) {
-            let v = crate::yaml::parse_value(path, doc)
-                .map_err(|e| blob_err(blobs.len() + 1, format!("document at line {line}: {e}")))?;
-            if !v.is_null() {
-                blobs.push(v);
-            }
+    // As opm reads it: a JSON stream, or YAML documents (Go's rules for both).
+    for chunk in crate::yaml::documents(path, &bytes) {
+        let chunk = chunk?;
+        let line = chunk.line();
+        let v = chunk
+            .value()
+            .map_err(|e| blob_err(blobs.len() + 1, format!("document at line {line}: {e}")))?;
+        if !v.is_null() {
+            blobs.push(v);
         }
     }
     for (i, b) in blobs.iter().enumerate() {

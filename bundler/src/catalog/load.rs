@@ -336,7 +336,8 @@ pub fn for_each_blob<E: From<LoadError>>(
     read_blobs(path, bytes, Keep::All, true, &mut cfg, each)
 }
 
-/// Adds the blobs of the file to `cfg`, calling `each` after each one.
+/// Adds the blobs of the file to `cfg`, calling `each` after each one. The file is read as
+/// opm reads it (`yaml::documents`: a JSON stream or YAML documents, Go's rules for both).
 fn read_blobs<E: From<LoadError>>(
     path: &Path,
     bytes: &[u8],
@@ -345,34 +346,27 @@ fn read_blobs<E: From<LoadError>>(
     cfg: &mut DeclarativeConfig,
     mut each: impl FnMut(&mut DeclarativeConfig) -> Result<(), E>,
 ) -> Result<(), E> {
-    let text = yaml::utf8(path, bytes).map_err(LoadError::from)?;
-    // A byte order mark is not content (go-yaml skips it), and would hide a first `---`.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: Arc<Path> = Arc::from(path);
-    let first = text.trim_start_matches([' ', '\t', '\r', '\n', '\u{feff}']);
-    if first.starts_with('{') {
-        return load_json_stream(&file, text, cfg, keep, each);
-    }
-    for (line, doc) in yaml_documents(text) {
-        let at = |e| LoadError::from(shift_line(e, line - 1));
+    for chunk in yaml::documents(path, bytes) {
+        let chunk = chunk.map_err(LoadError::from)?;
+        let line = chunk.line();
         let (value, values) = match keep {
-            _ if !lean => (
-                yaml::parse_value_at(path, doc, line).map_err(at)?,
-                Vec::new(),
-            ),
+            _ if !lean => (chunk.value().map_err(LoadError::from)?, Vec::new()),
             // Property values are written as JSON text as they are read, never built as
             // trees; with `Keep::Structure`, the `olm.csv.metadata` values `lighten`
             // would empty are not even written (most of a modern catalog's nodes). In a
             // blob where `lighten` would not empty them, the document is read again, whole.
             _ => {
-                let read =
-                    yaml::parse_blob_at(path, doc, line, keep == Keep::Structure).map_err(at)?;
-                match read.skipped && !lightened_anyway(&read.value, &read.values) {
-                    true => (
-                        yaml::parse_value_at(path, doc, line).map_err(at)?,
-                        Vec::new(),
-                    ),
-                    false => (read.value, read.values),
+                let again = chunk.yaml_copy();
+                let read = chunk
+                    .blob(keep == Keep::Structure)
+                    .map_err(LoadError::from)?;
+                match (
+                    read.skipped && !lightened_anyway(&read.value, &read.values),
+                    again,
+                ) {
+                    (true, Some(again)) => (again.value().map_err(LoadError::from)?, Vec::new()),
+                    _ => (read.value, read.values),
                 }
             }
         };
@@ -384,102 +378,6 @@ fn read_blobs<E: From<LoadError>>(
         each(cfg)?;
     }
     Ok(())
-}
-
-fn shift_line(e: YamlError, by: u32) -> YamlError {
-    match e {
-        YamlError::Syntax {
-            path,
-            line,
-            column,
-            message,
-        } => YamlError::Syntax {
-            path,
-            line: line.map(|l| l + u64::from(by)),
-            column,
-            // The parser's own "at line N" counts from the document start; the absolute line
-            // is in the prefix already.
-            message: match message.find(" at line ") {
-                Some(i) => message[..i].to_string(),
-                None => message,
-            },
-        },
-        other => other,
-    }
-}
-
-/// Splits a YAML stream at lines that are `---` (optionally followed by spaces or a comment), as
-/// the Kubernetes YAML reader does, giving each document's text and 1-based start line.
-pub fn yaml_documents(text: &str) -> Vec<(u32, &str)> {
-    let bytes = text.as_bytes();
-    let mut docs = Vec::new();
-    let mut start = 0usize;
-    let mut start_line = 1u32;
-    // Lines are counted only up to each separator found.
-    let mut line_no = 1u32;
-    let mut counted = 0usize;
-    // A separator line starts with `---`; `---` never spans lines, so the first match in a
-    // line is at its start when the line starts with it.
-    for pos in memchr::memmem::find_iter(bytes, b"---") {
-        if pos != 0 && bytes[pos - 1] != b'\n' {
-            continue;
-        }
-        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i + 1);
-        // apimachinery's YAMLReader.Read: `---` at the start of a line, then only spaces or
-        // a comment.
-        let rest = text[pos..end].trim_end()[3..].trim();
-        if !(rest.is_empty() || rest.starts_with('#')) {
-            continue;
-        }
-        line_no += count_newlines(&text[counted..pos]);
-        counted = pos;
-        if pos > start {
-            docs.push((start_line, &text[start..pos]));
-        }
-        start = end;
-        start_line = line_no + 1;
-    }
-    if bytes.len() > start {
-        docs.push((start_line, &text[start..]));
-    }
-    docs
-}
-
-fn load_json_stream<E: From<LoadError>>(
-    file: &Arc<Path>,
-    text: &str,
-    cfg: &mut DeclarativeConfig,
-    keep: Keep,
-    mut each: impl FnMut(&mut DeclarativeConfig) -> Result<(), E>,
-) -> Result<(), E> {
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    let mut line = 1u32;
-    let mut counted = 0usize;
-    loop {
-        let start = stream.byte_offset();
-        let ws = text[start..]
-            .find(|c: char| !c.is_whitespace())
-            .unwrap_or(text.len() - start);
-        let doc_start = start + ws;
-        line += count_newlines(&text[counted..doc_start]);
-        counted = doc_start;
-        let Some(next) = stream.next() else { break };
-        let value = next.map_err(|e| {
-            LoadError::Yaml(YamlError::Syntax {
-                path: file.to_path_buf(),
-                line: Some(e.line() as u64),
-                column: Some(e.column() as u64),
-                message: e.to_string().split(" at line").next().unwrap_or("").into(),
-            })
-        })?;
-        add_blob_keeping(cfg, value, Source::new(file.clone(), line), keep)?;
-        each(cfg)?;
-    }
-    Ok(())
-}
-
-fn count_newlines(s: &str) -> u32 {
-    memchr::memchr_iter(b'\n', s.as_bytes()).count() as u32
 }
 
 fn blob_err(source: &Source, message: impl Into<String>) -> LoadError {
@@ -950,8 +848,9 @@ mod tests {
     fn non_object_documents_are_errors() {
         let e = load("c.yaml", "- a\n- b\n").unwrap_err();
         assert!(e.to_string().contains("expected an object"), "{e}");
+        // Go's reader names the bad byte.
         let e = load_bytes(Path::new("c.yaml"), b"schema: \xff\n").unwrap_err();
-        assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+        assert!(e.to_string().contains("invalid leading UTF-8 octet"), "{e}");
     }
 
     #[test]
@@ -1015,55 +914,6 @@ mod tests {
         let l = crate::catalog::validate::validate(&lean);
         assert!(a.has_errors(), "{}", a.to_text());
         assert_eq!(a.to_text(), l.to_text());
-    }
-
-    /// The line splitter before it searched for `---` (every line in turn), as the reference.
-    fn yaml_documents_by_line(text: &str) -> Vec<(u32, &str)> {
-        let mut docs = Vec::new();
-        let mut start = 0usize;
-        let mut start_line = 1u32;
-        let mut pos = 0usize;
-        for (line_no, line) in (1u32..).zip(text.split_inclusive('\n')) {
-            let trimmed = line.trim_end();
-            if trimmed.starts_with("---") && {
-                let rest = trimmed[3..].trim();
-                rest.is_empty() || rest.starts_with('#')
-            } {
-                if pos > start {
-                    docs.push((start_line, &text[start..pos]));
-                }
-                start = pos + line.len();
-                start_line = line_no + 1;
-            }
-            pos += line.len();
-        }
-        if pos > start {
-            docs.push((start_line, &text[start..pos]));
-        }
-        docs
-    }
-
-    #[test]
-    fn yaml_documents_split_as_line_by_line() {
-        for text in [
-            "",
-            "---",
-            "---\n",
-            "a: 1\n",
-            "---\na: 1\n---\nb: 2\n",
-            "a: 1\n---\n---\n\n---\nb: 2",
-            "a: |\n  ---\n  x\n---  # c\nb: 1\n",
-            "----\na\n--- x\nb\n---x\n---\t\nc\n--- \u{85}\nd\n",
-            "x---\n-----\n---#c\n--- #c\ne\n---",
-            "a\r\n---\r\nb\r\n",
-            "\n\n---\n\n",
-        ] {
-            assert_eq!(
-                yaml_documents(text),
-                yaml_documents_by_line(text),
-                "{text:?}"
-            );
-        }
     }
 
     /// Structure loads that skip building `olm.csv.metadata` values give what building

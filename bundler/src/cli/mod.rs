@@ -47,6 +47,11 @@ pub struct Cli {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
+    /// Coloring: auto, always, never. `auto` colours only a terminal, and not when
+    /// NO_COLOR is set.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -271,6 +276,24 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             use clap::CommandFactory as _;
             clap_complete::generate(shell, &mut Cli::command(), "olm", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `--color WHEN`, spelled as cargo spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorChoice> for olm_bundler::ops::progress::ColorWhen {
+    fn from(c: ColorChoice) -> Self {
+        match c {
+            ColorChoice::Auto => Self::Auto,
+            ColorChoice::Always => Self::Always,
+            ColorChoice::Never => Self::Never,
         }
     }
 }

@@ -222,7 +222,7 @@ pub async fn resolve_image_digests(
         .get(&first.csv_path)
         .map(String::from_utf8_lossy)
         .unwrap_or_default();
-    let csv: serde_json::Value = yaml::parse_one(&first.csv_path, &csv_text)
+    let csv: serde_json::Value = yaml::parse_one(&first.csv_path, csv_text.as_bytes())
         .map_err(|e| BundleGenerateError::Generate(GenerateError::Yaml(e)))?;
     let specs = digests::pull_specs(&csv)
         .map_err(|e| BundleGenerateError::Generate(GenerateError::Digests(e)))?;

@@ -2,9 +2,14 @@
 //! release steps. Drawn only on a terminal and never with `--quiet`; results go to stdout and
 //! errors to stderr either way. (The library's terminal, as cargo keeps its `Shell`: the
 //! operations themselves report through traits and never draw.)
+//!
+//! Colour follows cargo's rules: `--color auto` (the default) colours stderr only when it is
+//! a terminal and `NO_COLOR` is unset or empty; `always` and `never` decide outright. A log
+//! written to a file or a pipe (CI, `2> log.txt`) so carries no escape codes.
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 use std::path::Path;
@@ -15,6 +20,55 @@ use crate::deploy::flow::Progress;
 use crate::ops::release::Reporter;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// When stderr gets colour (cargo's `--color WHEN`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set to something.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+static COLOR: AtomicU8 = AtomicU8::new(0);
+
+/// `--color`: set once, before logging starts.
+pub fn set_color(when: ColorWhen) {
+    let v = match when {
+        ColorWhen::Auto => 0,
+        ColorWhen::Always => 1,
+        ColorWhen::Never => 2,
+    };
+    COLOR.store(v, Ordering::Relaxed);
+}
+
+fn color_when() -> ColorWhen {
+    match COLOR.load(Ordering::Relaxed) {
+        1 => ColorWhen::Always,
+        2 => ColorWhen::Never,
+        _ => ColorWhen::Auto,
+    }
+}
+
+/// Whether what is written to stderr (log levels, progress) may carry colour codes.
+pub fn stderr_color() -> bool {
+    colored(
+        color_when(),
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR"),
+    )
+}
+
+/// The rule of [`stderr_color`]: `always` and `never` win; `auto` wants a terminal and no
+/// `NO_COLOR` (an empty one counts as unset, as no-color.org says).
+fn colored(when: ColorWhen, terminal: bool, no_color: Option<OsString>) -> bool {
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
 
 /// `--quiet`: no progress at all, on a terminal or not.
 pub fn set_quiet(quiet: bool) {
@@ -177,5 +231,21 @@ impl Reporter for StepLines {
 impl Default for CliProgress {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ColorWhen, colored};
+
+    #[test]
+    fn colour_as_cargo_decides_it() {
+        let set = |v: &str| Some(v.into());
+        assert!(colored(ColorWhen::Auto, true, None));
+        assert!(!colored(ColorWhen::Auto, false, None));
+        assert!(!colored(ColorWhen::Auto, true, set("1")));
+        assert!(colored(ColorWhen::Auto, true, set("")));
+        assert!(colored(ColorWhen::Always, false, set("1")));
+        assert!(!colored(ColorWhen::Never, true, None));
     }
 }

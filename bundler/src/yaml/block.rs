@@ -2,21 +2,22 @@
 //!
 //! Catalog files are block mappings and sequences of one-line scalars and `|`/`>` block
 //! scalars, indented with spaces. That subset is read here line by line, without a token
-//! queue, about three times faster than through the general parser ([`super::tree`]). The
-//! reader is deliberately narrow: at the first thing outside the subset (tabs, comments after
-//! content, anchors, tags, flow collections other than `{}`/`[]`, multi-line plain or quoted
-//! scalars, explicit keys, unusual escapes or block scalar headers, document markers, duplicate
-//! keys) it answers `None`, and the caller falls back to the general path, which gives
-//! serde-saphyr's value or error. Scalars are resolved by the same rules as there
-//! ([`super::tree::scalar`]), so a value read here is always the value serde-saphyr reads.
+//! queue, several times faster than through the port of go-yaml ([`super::go`]). The reader
+//! is deliberately narrow: at the first thing outside the subset (tabs, comments after
+//! content, anchors, tags, flow collections other than `{}`/`[]`, continuation lines not
+//! indented deeper than their parent, explicit keys, unusual escapes or block scalar headers,
+//! document markers, duplicate keys) it answers `None`, and the caller reads the document with
+//! the port, which gives Go's value or error. Plain scalars are typed by go-yaml's own rules
+//! ([`super::go::resolve`]), so a value read here is always the value Go reads; the tests
+//! check it against the port, and every recorded Go answer goes through both.
 
 use std::borrow::Cow;
 
-use granit_parser::ScalarStyle;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{scan, tree};
+use super::go::resolve;
+use super::scan;
 
 /// Deeper than this, the general path decides (and serde-saphyr's depth budget).
 const MAX_DEPTH: usize = 200;
@@ -727,8 +728,8 @@ impl<'a> Reader<'a> {
         if !build {
             // Only a one-line scalar can look like a number, the one case where resolving
             // it may stand aside.
-            if !continued && tree::may_be_number(first) {
-                tree::scalar(Cow::Borrowed(first), ScalarStyle::Plain).ok_or(Bail)?;
+            if !continued {
+                resolve::plain_value(first).ok_or(Bail)?;
             }
             return Ok(Scalar::Built(Value::Null));
         }
@@ -736,12 +737,10 @@ impl<'a> Reader<'a> {
             None => Cow::Borrowed(first),
             Some(s) => Cow::Owned(s),
         };
-        if tree::is_text(&text) {
+        if resolve::plain_is_text(&text) {
             return Ok(Scalar::Text(text));
         }
-        tree::scalar(text, ScalarStyle::Plain)
-            .map(Scalar::Built)
-            .ok_or(Bail)
+        resolve::plain_value(&text).map(Scalar::Built).ok_or(Bail)
     }
 
     /// A quoted scalar (`quote` is `"` or `'`) starting with `v`: `v` itself when it closes on
@@ -1005,7 +1004,7 @@ fn check_key(key: &str) -> R<bool> {
         && key.len() <= MAX_KEY
         && !key.ends_with(' ')
         && found & KEY_BAIL == 0
-        && tree::is_plain_string(key);
+        && resolve::is_plain_key(key);
     if ok {
         Ok(found & KEY_ESCAPED != 0)
     } else {
@@ -1186,7 +1185,6 @@ fn double_quoted(v: &str, build: bool) -> R<String> {
                 let (c, len) = match bytes.get(i + 1).ok_or(Bail)? {
                     b'"' => ('"', 2),
                     b'\\' => ('\\', 2),
-                    b'/' => ('/', 2),
                     b'n' => ('\n', 2),
                     b't' => ('\t', 2),
                     b'r' => ('\r', 2),

@@ -4,6 +4,14 @@
 //! fields verbatim (a bundle author's CSV may carry fields we do not model) and gives one error
 //! type that names the file and the line. Writing goes through the same value so key order is the
 //! order we build, and output is byte-identical run to run.
+//!
+//! Reading is Go's, exactly: opm and the operator-framework validators decide what a file
+//! means, so every file is read as their decoder reads it ([`go`], a port of
+//! k8s.io/apimachinery's stream decoder, sigs.k8s.io/yaml and go-yaml v2), with the block
+//! reader ([`block`]) taking the plain YAML catalogs are written in, faster, where it gives
+//! the same answer. Where `olm` says more than Go (a repeated key, the file and line of an
+//! error), it is a warning or part of the message, never another value or verdict.
+//! serde-saphyr writes YAML.
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +50,15 @@ fn fmt_line(line: Option<u64>, column: Option<u64>) -> String {
 }
 
 impl YamlError {
+    /// The message of the Go decoder (or of the failure) without the file and line.
+    pub fn go_message(&self) -> &str {
+        match self {
+            YamlError::Syntax { message, .. } | YamlError::Serialize { message, .. } => message,
+            YamlError::Io { .. } => "cannot read",
+            YamlError::NotUtf8 { .. } => "not valid UTF-8 text",
+        }
+    }
+
     /// The file the error is about.
     pub fn path(&self) -> &Path {
         match self {
@@ -50,47 +67,6 @@ impl YamlError {
             | YamlError::Syntax { path, .. }
             | YamlError::Serialize { path, .. } => path,
         }
-    }
-}
-
-/// Parser limits sized for real catalogs and bundles (a 57 MB catalog file holds tens of
-/// thousands of documents and millions of nodes; serde-saphyr's defaults are for config files),
-/// while still bounding alias expansion and nesting so hostile input cannot exhaust memory.
-///
-/// Scalars resolve as go-yaml v2 resolves them where it matters for manifests: `0644` is the
-/// octal 420 (`resolve` in go-yaml v2's resolve.go parses integers with Go's
-/// `strconv.ParseInt(s, 0, 64)`, which reads a leading `0` as octal; a Deployment's
-/// `defaultMode: 0644` depends on it).
-fn options() -> serde_saphyr::Options {
-    options_with(serde_saphyr::DuplicateKeyPolicy::Error)
-}
-
-fn options_with(duplicate_keys: serde_saphyr::DuplicateKeyPolicy) -> serde_saphyr::Options {
-    serde_saphyr::options! {
-        duplicate_keys: duplicate_keys,
-        legacy_octal_numbers: true,
-        budget: serde_saphyr::budget! {
-            max_reader_input_bytes: Some(2 * 1024 * 1024 * 1024),
-            max_events: usize::MAX / 2,
-            max_documents: usize::MAX / 2,
-            max_nodes: usize::MAX / 2,
-            max_total_scalar_bytes: 4 * 1024 * 1024 * 1024,
-            max_depth: 256,
-        },
-    }
-}
-
-fn syntax(path: &Path, err: &serde_saphyr::Error) -> YamlError {
-    let loc = err.location();
-    // The rendered message carries a snippet of the input; keep only the first line so a secret
-    // that happened to sit in a malformed file is not echoed back.
-    let message = err.without_snippet().to_string();
-    let message = message.lines().next().unwrap_or("invalid YAML").to_string();
-    YamlError::Syntax {
-        path: path.to_path_buf(),
-        line: loc.map(|l| l.line()),
-        column: loc.map(|l| l.column()),
-        message,
     }
 }
 
@@ -123,113 +99,302 @@ pub fn read_file_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), YamlError> {
         })
 }
 
+mod block;
+pub mod go;
+#[cfg(test)]
+mod go_compat;
+mod scan;
+mod typed;
+mod written;
+
+/// One document of a stream, not decoded yet: a JSON value already read, or a YAML chunk
+/// (see [`documents`]). Decoding it takes the fast block reader where that applies.
+pub struct Chunk<'a> {
+    path: &'a Path,
+    /// The line (from 1) where the document's content starts.
+    line: u32,
+    body: Body<'a>,
+}
+
+enum Body<'a> {
+    Json(Value),
+    Yaml {
+        bytes: std::borrow::Cow<'a, [u8]>,
+        /// The chunk's own first line (a `---` kept before the content counts).
+        first_line: u32,
+        /// The JSON error Go reports when this chunk, read after a JSON value failed, fails
+        /// too.
+        instead: Option<go::StreamError>,
+        /// Where in the input `instead` points (line from 1).
+        instead_line: u32,
+    },
+}
+
+impl<'a> Chunk<'a> {
+    /// The line (from 1) where the document starts in its file.
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// The same YAML chunk, to read again another way (`None` for a JSON value).
+    pub fn yaml_copy(&self) -> Option<Chunk<'a>> {
+        match &self.body {
+            Body::Json(_) => None,
+            Body::Yaml {
+                bytes,
+                first_line,
+                instead,
+                instead_line,
+            } => Some(Chunk {
+                path: self.path,
+                line: self.line,
+                body: Body::Yaml {
+                    bytes: bytes.clone(),
+                    first_line: *first_line,
+                    instead: instead.clone(),
+                    instead_line: *instead_line,
+                },
+            }),
+        }
+    }
+
+    /// The document as a JSON tree (`null` for an empty one).
+    pub fn value(self) -> Result<Value, YamlError> {
+        match self.body {
+            Body::Json(v) => Ok(v),
+            Body::Yaml {
+                ref bytes,
+                first_line,
+                ..
+            } => {
+                let r = fast(bytes)
+                    .map(Ok)
+                    .unwrap_or_else(|| go_chunk(self.path, bytes, first_line));
+                self.or_instead(r)
+            }
+        }
+    }
+
+    /// The document as a catalog blob whose property values the caller keeps as JSON text
+    /// (see [`parse_blob_at`]).
+    pub fn blob(self, lean: bool) -> Result<BlobRead, YamlError> {
+        match self.body {
+            Body::Json(v) => Ok(whole(v)),
+            Body::Yaml {
+                ref bytes,
+                first_line,
+                ..
+            } => {
+                let read = std::str::from_utf8(strip_separator(bytes))
+                    .ok()
+                    .and_then(|t| block::parse_raw(t, lean));
+                let r = match read {
+                    Some(read) => Ok(read),
+                    None => go_chunk(self.path, bytes, first_line).map(whole),
+                };
+                self.or_instead(r)
+            }
+        }
+    }
+
+    fn or_instead<T>(&self, r: Result<T, YamlError>) -> Result<T, YamlError> {
+        match (&self.body, r) {
+            (
+                Body::Yaml {
+                    instead: Some(e),
+                    instead_line,
+                    ..
+                },
+                Err(_),
+            ) => Err(YamlError::Syntax {
+                path: self.path.to_path_buf(),
+                line: Some(u64::from(*instead_line)),
+                column: None,
+                message: e.message.clone(),
+            }),
+            (_, r) => r,
+        }
+    }
+}
+
+fn whole(value: Value) -> BlobRead {
+    BlobRead {
+        value,
+        skipped: false,
+        values: Vec::new(),
+    }
+}
+
+/// The documents of a file as opm and the operator-framework validators read it
+/// (k8s.io/apimachinery's `NewYAMLOrJSONDecoder(r, 4096)`): a stream of JSON values when its
+/// first non-space character is `{`, else YAML documents split at `---` lines. Each item is a
+/// document to decode, or the error that ends the stream.
+pub fn documents<'a>(
+    path: &'a Path,
+    bytes: &'a [u8],
+) -> impl Iterator<Item = Result<Chunk<'a>, YamlError>> + 'a {
+    let mut stream = go::Stream::new(bytes, go::JSON_WINDOW);
+    std::iter::from_fn(move || {
+        let piece = stream.next()?;
+        Some(match piece {
+            Ok(go::Piece::Json { value, offset }) => Ok(Chunk {
+                path,
+                line: stream.line_of(offset) as u32,
+                body: Body::Json(value),
+            }),
+            Ok(go::Piece::Yaml {
+                chunk,
+                line,
+                instead,
+                ..
+            }) => {
+                let content = u32::from(chunk.len() != strip_separator(&chunk).len());
+                let instead_line = instead
+                    .as_ref()
+                    .map_or(0, |e| stream.line_of(e.offset) as u32);
+                Ok(Chunk {
+                    path,
+                    line: line as u32 + content,
+                    body: Body::Yaml {
+                        bytes: chunk,
+                        first_line: line as u32,
+                        instead,
+                        instead_line,
+                    },
+                })
+            }
+            Err(e) => Err(YamlError::Syntax {
+                path: path.to_path_buf(),
+                line: Some(stream.line_of(e.offset) as u64),
+                column: None,
+                message: e.message,
+            }),
+        })
+    })
+}
+
+/// Every document of a stream (empty ones as `null`, as Go's decoder gives them) and the
+/// error that ended it, if any: what opm's loop of `Decode` calls gets.
+pub fn read_stream(path: &Path, bytes: &[u8]) -> (Vec<Value>, Option<YamlError>) {
+    let mut docs = Vec::new();
+    for chunk in documents(path, bytes) {
+        match chunk.and_then(Chunk::value) {
+            Ok(v) => docs.push(v),
+            Err(e) => return (docs, Some(e)),
+        }
+    }
+    (docs, None)
+}
+
 /// Parses every document of a multi-document YAML (or JSON) text. Empty documents (a stray
 /// `---`, a file of comments) are dropped, as kubectl and opm do.
 /// A mapping key given twice is accepted as Go's loaders accept it (the last value wins) with
 /// a warning naming the file, line and key.
-pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Value>, YamlError> {
-    let docs: Vec<Value> = last_value_wins(path, text, 0, |opts| {
-        serde_saphyr::from_multiple_with_options(text, opts)
-    })?;
-    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
-}
-
-mod block;
-mod duplicates;
-#[cfg(test)]
-mod go_compat;
-mod scan;
-mod tree;
-mod written;
-
-pub use duplicates::Duplicate;
-
-/// Parses a single-document YAML (or JSON) text into `T`; a repeated key keeps its last value,
-/// with a warning (see [`parse_documents`]).
-pub fn parse_one<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, YamlError> {
-    parse_one_saphyr(path, text, 0)
-}
-
-fn parse_one_saphyr<T: DeserializeOwned>(
-    path: &Path,
-    text: &str,
-    first_line: u32,
-) -> Result<T, YamlError> {
-    last_value_wins(path, text, first_line, |opts| {
-        serde_saphyr::from_str_with_options(text, opts)
-    })
-}
-
-/// Runs `parse` with serde-saphyr's strict policy first (no cost for the documents that have
-/// no repeated key, which is nearly all), and when it reports a repeated key, names every
-/// repeat and parses again keeping the last value, as go-yaml v2 does.
-fn last_value_wins<T>(
-    path: &Path,
-    text: &str,
-    first_line: u32,
-    parse: impl Fn(serde_saphyr::Options) -> Result<T, serde_saphyr::Error>,
-) -> Result<T, YamlError> {
-    use serde_saphyr::DuplicateKeyPolicy;
-    match parse(options()) {
-        Ok(v) => Ok(v),
-        Err(e) if is_duplicate(&e) => {
-            warn_duplicates(path, first_line, &duplicates::find(text));
-            parse(options_with(DuplicateKeyPolicy::LastWins)).map_err(|e| syntax(path, &e))
-        }
-        Err(e) => Err(syntax(path, &e)),
+pub fn parse_documents(path: &Path, text: impl AsRef<[u8]>) -> Result<Vec<Value>, YamlError> {
+    match parse_documents_partial(path, text.as_ref()) {
+        (docs, None) => Ok(docs),
+        (_, Some(e)) => Err(e),
     }
 }
 
-fn is_duplicate(err: &serde_saphyr::Error) -> bool {
-    matches!(
-        err.without_snippet(),
-        serde_saphyr::Error::DuplicateMappingKey { .. }
-    )
+/// [`parse_documents`], also giving the documents read before an error.
+pub fn parse_documents_partial(path: &Path, bytes: &[u8]) -> (Vec<Value>, Option<YamlError>) {
+    let (mut docs, err) = read_stream(path, bytes);
+    docs.retain(|d| !d.is_null());
+    (docs, err)
+}
+
+pub use go::Repeat as Duplicate;
+
+/// Parses a YAML (or JSON) text into `T` as sigs.k8s.io/yaml's `Unmarshal` does: the first
+/// document only, numbers and booleans read as text where `T` wants text. A repeated key
+/// keeps its last value, with a warning (see [`parse_documents`]).
+pub fn parse_one<T: DeserializeOwned>(path: &Path, text: impl AsRef<[u8]>) -> Result<T, YamlError> {
+    let value = go_chunk(path, text.as_ref(), 1)?;
+    typed::from_value(value).map_err(|(e, field)| {
+        // The line and column of the field, from the document's nodes.
+        let at = go::decode::line_of(text.as_ref(), &field);
+        let message = match field.is_empty() {
+            true => e.to_string(),
+            false => format!("{}: {e}", field.join(".")),
+        };
+        YamlError::Syntax {
+            path: path.to_path_buf(),
+            line: at.map(|(l, _)| l as u64 + 1),
+            column: at.map(|(_, c)| c as u64 + 1),
+            message,
+        }
+    })
 }
 
 /// One warning per repeated key, naming the file and the line (`first_line` is the line of
-/// the text's start in the file, minus one). The key is printed with Rust's escaping so a
-/// control character cannot forge a log line.
+/// the chunk's start in the file). The key is printed with Rust's escaping so a control
+/// character cannot forge a log line.
 fn warn_duplicates(path: &Path, first_line: u32, found: &[Duplicate]) {
     for d in found {
         tracing::warn!(
             "{}:{}: mapping key {:?} is repeated; the last value is used, as OLM's Go loaders do",
             path.display(),
-            d.line + u64::from(first_line),
+            d.line as u64 + u64::from(first_line),
             d.key
-        );
-    }
-    if found.is_empty() {
-        // Repeats brought in through aliases or merges have no line of their own.
-        tracing::warn!(
-            "{}: a mapping repeats a key; the last value is used, as OLM's Go loaders do",
-            path.display()
         );
     }
 }
 
-/// Parses a single-document YAML text into a JSON tree: the same value (or error) as
-/// [`parse_one`], several times faster for the plain block YAML catalogs are written in.
-/// Three readers are tried in turn, each standing aside for what it does not cover: the
-/// line reader for block YAML (`block`), the event-driven one for the rest of the common
-/// subset (`tree`), and serde-saphyr for everything (and for every error).
-pub fn parse_value(path: &Path, text: &str) -> Result<Value, YamlError> {
+/// A chunk decoded by the port of Go's decoder, its repeated keys warned about, its error
+/// placed in the file.
+fn go_chunk(path: &Path, chunk: &[u8], first_line: u32) -> Result<Value, YamlError> {
+    match go::unmarshal(chunk) {
+        Ok(d) => {
+            warn_duplicates(path, first_line, &d.repeats);
+            Ok(d.value)
+        }
+        Err(e) => Err(YamlError::Syntax {
+            path: path.to_path_buf(),
+            line: Some(u64::from(first_line) + e.mark.map_or(0, |m| m.0 as u64)),
+            column: e.mark.map(|m| m.1 as u64 + 1),
+            message: e.message,
+        }),
+    }
+}
+
+/// A chunk without a leading `---` line (the splitter keeps one that starts a chunk; for a
+/// document that is all it changes).
+fn strip_separator(chunk: &[u8]) -> &[u8] {
+    if !chunk.starts_with(b"---") {
+        return chunk;
+    }
+    let end = memchr::memchr(b'\n', chunk).map_or(chunk.len(), |i| i + 1);
+    let rest = chunk[3..end].trim_ascii();
+    if rest.is_empty() || rest.starts_with(b"#") {
+        &chunk[end..]
+    } else {
+        chunk
+    }
+}
+
+/// The block reader's value for a chunk, when it takes it.
+fn fast(chunk: &[u8]) -> Option<Value> {
+    std::str::from_utf8(strip_separator(chunk))
+        .ok()
+        .and_then(block::parse)
+}
+
+/// Parses a single-document YAML text (a chunk the splitter gave) into a JSON tree: Go's
+/// value or error, fast for the plain block YAML catalogs are written in. The block reader
+/// tries first and stands aside for what it does not cover; the port of Go's decoder reads
+/// the rest (and names every error).
+pub fn parse_value(path: &Path, text: impl AsRef<[u8]>) -> Result<Value, YamlError> {
     parse_value_at(path, text, 1)
 }
 
 /// [`parse_value`] for a document that starts at line `line` of `path` (warnings about
-/// repeated keys name the line in the file).
-pub fn parse_value_at(path: &Path, text: &str, line: u32) -> Result<Value, YamlError> {
-    let first_line = line.saturating_sub(1);
-    if many_comments(text) {
-        return parse_one_saphyr(path, text, first_line);
-    }
-    if let Some(v) = block::parse(text) {
-        return Ok(v);
-    }
-    match tree::parse(text) {
+/// repeated keys and errors name the line in the file).
+pub fn parse_value_at(path: &Path, text: impl AsRef<[u8]>, line: u32) -> Result<Value, YamlError> {
+    let chunk = text.as_ref();
+    match fast(chunk) {
         Some(v) => Ok(v),
-        None => parse_one_saphyr(path, text, first_line),
+        None => go_chunk(path, chunk, line),
     }
 }
 
@@ -239,18 +404,18 @@ pub fn parse_value_at(path: &Path, text: &str, line: u32) -> Result<Value, YamlE
 /// the flag says whether that happened. The verdict (value, error, warnings) is the one
 /// [`parse_value_at`] gives, apart from those values: a document the block reader leaves
 /// to the general path is read whole.
-pub fn parse_value_lean(path: &Path, text: &str, line: u32) -> Result<(Value, bool), YamlError> {
-    let first_line = line.saturating_sub(1);
-    if many_comments(text) {
-        return parse_one_saphyr(path, text, first_line).map(|v| (v, false));
-    }
-    if let Some(read) = block::parse_lean(text) {
-        return Ok(read);
-    }
-    // `parse` would stand aside too: straight to the general readers.
-    match tree::parse(text) {
-        Some(v) => Ok((v, false)),
-        None => parse_one_saphyr(path, text, first_line).map(|v| (v, false)),
+pub fn parse_value_lean(
+    path: &Path,
+    text: impl AsRef<[u8]>,
+    line: u32,
+) -> Result<(Value, bool), YamlError> {
+    let chunk = text.as_ref();
+    let read = std::str::from_utf8(strip_separator(chunk))
+        .ok()
+        .and_then(block::parse_lean);
+    match read {
+        Some(read) => Ok(read),
+        None => go_chunk(path, chunk, line).map(|v| (v, false)),
     }
 }
 
@@ -262,74 +427,48 @@ pub use block::PropertyRead;
 /// [`parse_value_at`] (or with `lean`, [`parse_value_lean`]) for a catalog blob whose
 /// property values the caller keeps as JSON text: when the block reader takes the document,
 /// they come as text in [`BlobRead::values`] (see [`block::parse_raw`]); a document it leaves
-/// to the general readers comes whole, with no values apart.
+/// to the general reader comes whole, with no values apart.
 pub fn parse_blob_at(
     path: &Path,
-    text: &str,
+    text: impl AsRef<[u8]>,
     line: u32,
     lean: bool,
 ) -> Result<BlobRead, YamlError> {
-    let whole = |value| BlobRead {
-        value,
-        skipped: false,
-        values: Vec::new(),
-    };
-    let first_line = line.saturating_sub(1);
-    if many_comments(text) {
-        return parse_one_saphyr(path, text, first_line).map(whole);
-    }
-    if let Some(read) = block::parse_raw(text, lean) {
-        return Ok(read);
-    }
-    match tree::parse(text) {
-        Some(v) => Ok(whole(v)),
-        None => parse_one_saphyr(path, text, first_line).map(whole),
+    let chunk = text.as_ref();
+    let read = std::str::from_utf8(strip_separator(chunk))
+        .ok()
+        .and_then(|t| block::parse_raw(t, lean));
+    match read {
+        Some(read) => Ok(read),
+        None => go_chunk(path, chunk, line).map(whole),
     }
 }
 
-/// serde-saphyr refuses a document whose parser has to buffer too many comments while
-/// looking ahead (96 in a row, e.g. between a key and its value); the fast readers have no
-/// such limit. A document with more than a few comments goes straight to serde-saphyr, so the
-/// verdict stays its own. Catalogs written by tools carry none.
-fn many_comments(text: &str) -> bool {
-    const FEW: usize = 16;
-    let bytes = text.as_bytes();
-    memchr::memchr_iter(b'#', bytes)
-        .filter(|&i| i == 0 || matches!(bytes[i - 1], b' ' | b'\n' | b'\t' | b'\r'))
-        .nth(FEW)
-        .is_some()
-}
-
-/// Test helper for the fast readers: `reader` and serde-saphyr agree on `text`, or the reader
+/// Test helper for the fast reader: `reader` and Go (the port) agree on `text`, or the reader
 /// stands aside (`None`). Returns whether the reader answered.
 #[cfg(test)]
 fn agrees(reader: fn(&str) -> Option<Value>, text: &str) -> bool {
-    let slow: Result<Value, _> = parse_one_saphyr(Path::new("t"), text, 0);
-    match (reader(text), slow) {
-        (Some(fast), Ok(slow)) => {
-            assert_eq!(fast, slow, "{text:?}");
+    let go = go::unmarshal(text.as_bytes()).map(|d| d.value);
+    match (reader(text), go) {
+        (Some(fast), Ok(go)) => {
+            assert_eq!(fast, go, "{text:?}");
             true
         }
-        (Some(fast), Err(e)) => panic!("read {fast} where serde-saphyr fails: {e}: {text:?}"),
+        (Some(fast), Err(e)) => panic!("read {fast} where Go fails: {}: {text:?}", e.message),
         (None, _) => false,
     }
-}
-
-/// One scalar's text read alone as a document (`None` when serde-saphyr rejects it).
-fn parse_scalar_alone(text: &str) -> Option<Value> {
-    serde_saphyr::from_str_with_options(text, options()).ok()
 }
 
 /// Reads and parses all documents of a file.
 pub fn load_documents(path: &Path) -> Result<Vec<Value>, YamlError> {
     let bytes = read_file(path)?;
-    parse_documents(path, utf8(path, &bytes)?)
+    parse_documents(path, &bytes)
 }
 
 /// Reads and parses one document of a file into `T`.
 pub fn load_one<T: DeserializeOwned>(path: &Path) -> Result<T, YamlError> {
     let bytes = read_file(path)?;
-    parse_one(path, utf8(path, &bytes)?)
+    parse_one(path, &bytes)
 }
 
 /// Serialises one value as a YAML document (no leading `---`), ending in a newline.

@@ -13,7 +13,6 @@ use std::thread::JoinHandle;
 use serde_json::Value;
 
 use crate::catalog::declcfg::sort_keys;
-use crate::catalog::load;
 use crate::grammar::k8s_names;
 use crate::serve::runtime::catalogd_files::{
     ALL_FILE, GZIP_FILE, METAS_FILE, Meta, MetasHeader, gzip_encoder,
@@ -97,26 +96,17 @@ pub fn file_lines(
     bytes: &[u8],
     spill: &LineSpill,
 ) -> Result<FileLines, CatalogdError> {
-    let text = crate::yaml::utf8(file, bytes)?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let bad = |message: String| CatalogdError::Blob {
         file: file.display().to_string(),
         message,
     };
     let mut out = FileLines::default();
-    if text.trim_start().starts_with('{') {
-        for blob in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
-            out.push(blob.map_err(|e| bad(e.to_string()))?)
-                .map_err(|e| bad(e.to_string()))?;
+    // As opm reads it: a JSON stream, or YAML documents (Go's rules for both).
+    for chunk in crate::yaml::documents(file, bytes) {
+        let v = chunk?.value()?;
+        if !v.is_null() {
+            out.push(v).map_err(|e| bad(e.to_string()))?;
             out.flush_if_full(spill)?;
-        }
-    } else {
-        for (line, doc) in load::yaml_documents(text) {
-            let v = crate::yaml::parse_value_at(file, doc, line)?;
-            if !v.is_null() {
-                out.push(v).map_err(|e| bad(e.to_string()))?;
-                out.flush_if_full(spill)?;
-            }
         }
     }
     out.flush(spill)?;
