@@ -16,6 +16,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use olm_bundler::bundle::scorecard::{self, State, TestList, builtin::Loaded, config::Plan};
+use olm_bundler::confined::Tree;
 use olm_bundler::ops::scorecard::{ClusterOptions, run_in_cluster};
 use serde_json::{Value, json};
 
@@ -76,7 +77,7 @@ fn result<'a>(list: &'a TestList, test: &str) -> &'a scorecard::TestResult {
 /// true, which the api's CRD validator refuses (olm-bundle-validation fails).
 #[test]
 fn operator_sdks_memcached_bundle() {
-    let list = scorecard::run_offline(&fixture("memcached"), "").unwrap();
+    let list = scorecard::run_offline(&Tree::host(&fixture("memcached")), "").unwrap();
     let got = states(&list);
     let want = [
         ("basic-check-spec", State::Pass),
@@ -139,7 +140,7 @@ fn operator_sdks_memcached_bundle() {
 /// non-empty status (`nodes: null`) with no status descriptor and no schema for `nodes`.
 #[test]
 fn operator_sdks_no_spec_bundle() {
-    let list = scorecard::run_offline(&fixture("no-spec"), "").unwrap();
+    let list = scorecard::run_offline(&Tree::host(&fixture("no-spec")), "").unwrap();
     let r = result(&list, "basic-check-spec-test");
     assert_eq!(r.state, State::Fail);
     assert_eq!(
@@ -269,7 +270,7 @@ fn shared_bundles_get_the_verdicts_the_rules_give() {
     ];
     let mut wrong = Vec::new();
     for (dir, want) in SHARED {
-        let list = scorecard::run_offline(&root.join(dir), "").unwrap();
+        let list = scorecard::run_offline(&Tree::host(&root.join(dir)), "").unwrap();
         let got: BTreeMap<String, State> = states(&list).into_iter().collect();
         let got: Vec<&str> = order
             .iter()
@@ -284,7 +285,7 @@ fn shared_bundles_get_the_verdicts_the_rules_give() {
             wrong.push(format!("{dir}: got {}, want {want}", got.join(" ")));
         }
         // Same input, same bytes.
-        let again = scorecard::run_offline(&root.join(dir), "").unwrap();
+        let again = scorecard::run_offline(&Tree::host(&root.join(dir)), "").unwrap();
         assert_eq!(
             scorecard::output::json(&list),
             scorecard::output::json(&again)
@@ -448,7 +449,7 @@ fn check_schema(list: &Value) -> Result<(), String> {
 #[test]
 fn the_schema_check_refuses_what_go_would_not_write() {
     let good = serde_json::from_str::<Value>(&scorecard::output::json(
-        &scorecard::run_offline(&fixture("memcached"), "").unwrap(),
+        &scorecard::run_offline(&Tree::host(&fixture("memcached")), "").unwrap(),
     ))
     .unwrap();
     check_schema(&good).unwrap();
@@ -494,7 +495,7 @@ const CUSTOM: &str = "kind: Configuration\napiVersion: scorecard.operatorframewo
 #[test]
 fn tests_of_other_images_need_a_cluster_and_say_so() {
     let d = with_config(CUSTOM);
-    let list = scorecard::run_offline(d.path(), "").unwrap();
+    let list = scorecard::run_offline(&Tree::host(d.path()), "").unwrap();
     let got = states(&list);
     assert_eq!(got[0], ("basic-check-spec".to_string(), State::Pass));
     for (i, name) in [(1, "customtest1"), (2, "kuttltest1")] {
@@ -514,7 +515,7 @@ fn tests_of_other_images_need_a_cluster_and_say_so() {
 fn selectors_pick_tests_as_operator_sdk_does() {
     let d = with_config(CUSTOM);
     let names = |sel: &str| -> Vec<String> {
-        states(&scorecard::run_offline(d.path(), sel).unwrap())
+        states(&scorecard::run_offline(&Tree::host(d.path()), sel).unwrap())
             .into_iter()
             .map(|(n, _)| n)
             .collect()
@@ -527,11 +528,11 @@ fn selectors_pick_tests_as_operator_sdk_does() {
     assert_eq!(names("suite!=custom"), ["basic-check-spec", "kuttltest1"]);
     assert_eq!(names("!suite").len(), 0);
     assert_eq!(names("test=basic-check-spec-test"), ["basic-check-spec"]);
-    assert!(scorecard::run_offline(d.path(), "suite in olm").is_err());
+    assert!(scorecard::run_offline(&Tree::host(d.path()), "suite in olm").is_err());
     // Without a config the default one runs (operator-sdk's six tests).
     let bare = with_config("");
     assert_eq!(
-        states(&scorecard::run_offline(bare.path(), "suite=olm").unwrap()).len(),
+        states(&scorecard::run_offline(&Tree::host(bare.path()), "suite=olm").unwrap()).len(),
         5
     );
 }
@@ -605,7 +606,7 @@ fn the_command_prints_each_format_and_exits_as_operator_sdk() {
 #[test]
 fn a_broken_config_names_the_file_and_field() {
     let d = with_config("stages:\n- tests:\n  - image: x\n    entrypoint: 3\n");
-    let e = scorecard::run_offline(d.path(), "")
+    let e = scorecard::run_offline(&Tree::host(d.path()), "")
         .unwrap_err()
         .to_string();
     assert!(
@@ -650,15 +651,16 @@ fn cluster_opts(wait: Duration) -> ClusterOptions {
 #[tokio::test]
 async fn custom_tests_run_as_pods_and_their_logs_are_the_results() {
     let d = with_config(CUSTOM);
-    let plan = Plan::load(d.path(), "").unwrap();
-    let loaded = Loaded::load(d.path());
+    let tree = Tree::host(d.path());
+    let plan = Plan::load(&tree, "").unwrap();
+    let loaded = Loaded::load(&tree);
     let custom_result = json!({"results": [{"name": "customtest1", "state": "pass", "log": "ok"}]});
     let (client, shared) = fake_kube::fake(false, Default::default(), kubelet(Some(custom_result)));
     let out = run_in_cluster(
         client,
         &plan,
         &loaded,
-        d.path(),
+        &tree,
         &cluster_opts(Duration::from_secs(20)),
     )
     .await
@@ -729,14 +731,15 @@ async fn custom_tests_run_as_pods_and_their_logs_are_the_results() {
 #[tokio::test]
 async fn pods_that_never_finish_hit_the_wait_time_and_are_still_cleaned_up() {
     let d = with_config(CUSTOM);
-    let plan = Plan::load(d.path(), "suite=custom").unwrap();
-    let loaded = Loaded::load(d.path());
+    let tree = Tree::host(d.path());
+    let plan = Plan::load(&tree, "suite=custom").unwrap();
+    let loaded = Loaded::load(&tree);
     let (client, shared) = fake_kube::fake(false, Default::default(), kubelet(None));
     let out = run_in_cluster(
         client,
         &plan,
         &loaded,
-        d.path(),
+        &tree,
         &cluster_opts(Duration::from_millis(300)),
     )
     .await
@@ -763,8 +766,9 @@ async fn pods_that_never_finish_hit_the_wait_time_and_are_still_cleaned_up() {
 #[tokio::test]
 async fn a_log_that_is_not_a_result_fails_the_test_with_the_log() {
     let d = with_config(CUSTOM);
-    let plan = Plan::load(d.path(), "suite=custom").unwrap();
-    let loaded = Loaded::load(d.path());
+    let tree = Tree::host(d.path());
+    let plan = Plan::load(&tree, "suite=custom").unwrap();
+    let loaded = Loaded::load(&tree);
     let (client, _shared) = fake_kube::fake(
         false,
         Default::default(),
@@ -772,7 +776,7 @@ async fn a_log_that_is_not_a_result_fails_the_test_with_the_log() {
     );
     let mut opts = cluster_opts(Duration::from_secs(10));
     opts.skip_cleanup = true;
-    let out = run_in_cluster(client, &plan, &loaded, d.path(), &opts)
+    let out = run_in_cluster(client, &plan, &loaded, &tree, &opts)
         .await
         .unwrap();
     let r = &out.list.tests()[0].status.results[0];

@@ -333,7 +333,7 @@ pub fn load_annotations(path: &Path) -> Result<BTreeMap<String, String>, LoadErr
 }
 
 /// [`load_annotations`] of the bytes of the file `path`.
-fn annotations_of(path: &Path, bytes: &[u8]) -> Result<BTreeMap<String, String>, LoadError> {
+pub fn annotations_of(path: &Path, bytes: &[u8]) -> Result<BTreeMap<String, String>, LoadError> {
     let doc: Value = yaml::parse_one(path, yaml::utf8(path, bytes)?)?;
     let Some(map) = doc.get("annotations").and_then(Value::as_object) else {
         return Err(LoadError::Shape {

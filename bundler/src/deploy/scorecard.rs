@@ -5,11 +5,11 @@
 //! cleans every pod of the run.
 
 use std::io::Write as _;
-use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::bundle::scorecard::TestConfiguration;
+use crate::confined::{EntryKind, RelPath, Tree};
 
 /// The directory holding the bundle inside a test pod.
 pub const POD_BUNDLE_ROOT: &str = "/bundle";
@@ -50,13 +50,13 @@ pub fn object_name(seed: [u8; 4]) -> String {
 /// named relative to it, in name order. Symlinks and other special files are left out (a
 /// bundle from an image is not trusted to point anywhere); times and owners are zeroed so the
 /// same bundle packs to the same bytes.
-pub fn bundle_tarball(dir: &Path) -> Result<Vec<u8>, PackError> {
+pub fn bundle_tarball(tree: &Tree) -> Result<Vec<u8>, PackError> {
     let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
     let mut size = 0usize;
-    walk(dir, "", &mut tar, &mut size)?;
+    walk(tree, &RelPath::root(), &mut tar, &mut size)?;
     let io = |source| PackError::Io {
-        path: dir.to_path_buf(),
+        path: tree.shown_root(),
         source,
     };
     let mut gz = tar.into_inner().map_err(io)?;
@@ -70,51 +70,48 @@ pub fn bundle_tarball(dir: &Path) -> Result<Vec<u8>, PackError> {
 
 /// `filepath.Walk`'s order: each entry in name order, a directory's contents right after it.
 fn walk<W: std::io::Write>(
-    path: &Path,
-    rel: &str,
+    tree: &Tree,
+    dir: &RelPath,
     tar: &mut tar::Builder<W>,
     size: &mut usize,
 ) -> Result<(), PackError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
+    let io = |rel: &RelPath| {
+        let path = tree.shown(rel);
         move |source| PackError::Io { path, source }
     };
-    let mut entries: Vec<_> = std::fs::read_dir(path)
-        .map_err(io(path))?
-        .collect::<Result<_, _>>()
-        .map_err(io(path))?;
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let child = if rel.is_empty() {
-            name
-        } else {
-            format!("{rel}/{name}")
+    for (name, kind) in tree.read_dir(dir).map_err(io(dir))? {
+        let Ok(rel) = dir.child(&name) else {
+            continue;
         };
-        let meta = std::fs::symlink_metadata(e.path()).map_err(io(&e.path()))?;
+        let child = rel.to_string_lossy().into_owned();
         let mut h = tar::Header::new_gnu();
         h.set_mtime(0);
         h.set_uid(0);
         h.set_gid(0);
-        if meta.is_dir() {
-            h.set_entry_type(tar::EntryType::Directory);
-            h.set_mode(0o755);
-            h.set_size(0);
-            tar.append_data(&mut h, &child, std::io::empty())
-                .map_err(io(&e.path()))?;
-            walk(&e.path(), &child, tar, size)?;
-        } else if meta.is_file() {
-            let data = std::fs::read(e.path()).map_err(io(&e.path()))?;
-            *size += data.len();
-            // Uncompressed input far past what could compress under the limit.
-            if *size > MAX_BUNDLE_TARBALL * 16 {
-                return Err(PackError::TooLarge(*size));
+        match kind {
+            EntryKind::Dir => {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_mode(0o755);
+                h.set_size(0);
+                tar.append_data(&mut h, &child, std::io::empty())
+                    .map_err(io(&rel))?;
+                walk(tree, &rel, tar, size)?;
             }
-            h.set_entry_type(tar::EntryType::Regular);
-            h.set_mode(0o644);
-            h.set_size(data.len() as u64);
-            tar.append_data(&mut h, &child, data.as_slice())
-                .map_err(io(&e.path()))?;
+            EntryKind::File => {
+                // Uncompressed input far past what could compress under the limit.
+                let left = (MAX_BUNDLE_TARBALL * 16).saturating_sub(*size) as u64;
+                let data = tree
+                    .read_bounded(&rel, left)
+                    .map_err(io(&rel))?
+                    .ok_or(PackError::TooLarge(MAX_BUNDLE_TARBALL * 16 + 1))?;
+                *size += data.len();
+                h.set_entry_type(tar::EntryType::Regular);
+                h.set_mode(0o644);
+                h.set_size(data.len() as u64);
+                tar.append_data(&mut h, &child, data.as_slice())
+                    .map_err(io(&rel))?;
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -298,8 +295,11 @@ mod tests {
         )
         .unwrap();
         std::os::unix::fs::symlink("/etc/passwd", d.path().join("manifests/evil")).unwrap();
-        let one = bundle_tarball(d.path()).unwrap();
-        assert_eq!(one, bundle_tarball(d.path()).unwrap());
+        let one = bundle_tarball(&Tree::confined(d.path()).unwrap()).unwrap();
+        assert_eq!(
+            one,
+            bundle_tarball(&Tree::confined(d.path()).unwrap()).unwrap()
+        );
         let mut names = Vec::new();
         let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(one.as_slice()));
         for e in ar.entries().unwrap() {

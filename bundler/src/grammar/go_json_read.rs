@@ -859,7 +859,11 @@ mod tests {
         // Correctly rounded, as strconv.ParseFloat rounds (serde_json's default reader is one
         // unit in the last place off on this one; the fuzzer found it).
         let long = parse(br#"{"o":{"n":66666666666666666666666666666666666}}"#).unwrap();
-        let n = fields(Some(&long), ["o"], "").unwrap().any_map("o").unwrap().unwrap();
+        let n = fields(Some(&long), ["o"], "")
+            .unwrap()
+            .any_map("o")
+            .unwrap()
+            .unwrap();
         assert_eq!(n["n"].as_f64(), Some(6.666666666666666e34));
         let strings = parse(br#"{"d":{"sha256":"a","sha256":"b","x":null}}"#).unwrap();
         let d = fields(Some(&strings), ["d"], "")

@@ -5,7 +5,7 @@
 //! without a cluster, reported in state `error` ("needs a cluster").
 
 use std::hash::{BuildHasher as _, Hasher as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -19,6 +19,7 @@ use crate::bundle::scorecard::{
     builtin::{self, Loaded},
     config::Plan,
 };
+use crate::confined::Tree;
 use crate::deploy::cluster::{self, ClusterError};
 use crate::deploy::scorecard::{self as pod, PodSettings};
 use crate::image::registry::RegistryOptions;
@@ -110,7 +111,7 @@ impl ScorecardOpError {
 /// Runs scorecard on the bundle `req` names.
 pub async fn run(req: &ScorecardRequest) -> Result<ScorecardOutcome, ScorecardOpError> {
     let local = bundle_source::fetch(&req.bundle, &req.registry).await?;
-    let dir = local.dir();
+    let tree = local.tree();
     let plan = match &req.config {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| ScorecardError::Config {
@@ -126,7 +127,7 @@ pub async fn run(req: &ScorecardRequest) -> Result<ScorecardOutcome, ScorecardOp
             })?;
             Plan::new(config, Some(path.clone()), &sel)
         }
-        None => Plan::load(dir, &req.selector)?,
+        None => Plan::load(tree, &req.selector)?,
     };
     if req.list {
         return Ok(ScorecardOutcome {
@@ -134,13 +135,13 @@ pub async fn run(req: &ScorecardRequest) -> Result<ScorecardOutcome, ScorecardOp
             ..Default::default()
         });
     }
-    let loaded = Loaded::load(dir);
+    let loaded = Loaded::load(tree);
     let needs_cluster = plan.tests().any(|t| !builtin::is_builtin(t));
     match (&req.cluster, needs_cluster) {
         (Some(opts), true) => {
             let client =
                 cluster::client(opts.kubeconfig.as_deref(), opts.context.as_deref()).await?;
-            run_in_cluster(client, &plan, &loaded, dir, opts).await
+            run_in_cluster(client, &plan, &loaded, tree, opts).await
         }
         _ => {
             let mut list = TestList::default();
@@ -186,7 +187,7 @@ pub async fn run_in_cluster(
     client: Client,
     plan: &Plan,
     loaded: &Loaded<'_>,
-    dir: &Path,
+    tree: &Tree,
     opts: &ClusterOptions,
 ) -> Result<ScorecardOutcome, ScorecardOpError> {
     let namespace = opts
@@ -203,7 +204,7 @@ pub async fn run_in_cluster(
         untar_image: opts.untar_image.clone(),
         restricted: opts.restricted,
     };
-    let tarball = pod::bundle_tarball(dir)?;
+    let tarball = pod::bundle_tarball(tree)?;
     let cm_name = random_name();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
     let cm: ConfigMap = serde_json::from_value(pod::config_map(&cm_name, &namespace, &tarball))

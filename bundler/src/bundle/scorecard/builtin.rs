@@ -7,14 +7,13 @@
 //! `spec`/`status` are visited in sorted order (Go visits a map in random order), and the
 //! `olm-crds-have-validation` log names the CRDs instead of dumping Go's struct text of each.
 
-use std::path::Path;
-
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{State, TestConfiguration, TestResult, TestStatus};
 use crate::bundle::load::BundleDir;
 use crate::bundle::validate::{self, Finding, Level, Options};
+use crate::confined::{EntryKind, RelPath, Tree};
 
 pub const BASIC_CHECK_SPEC: &str = "basic-check-spec";
 pub const OLM_BUNDLE_VALIDATION: &str = "olm-bundle-validation";
@@ -55,7 +54,7 @@ pub fn is_builtin(test: &TestConfiguration) -> bool {
 
 /// A bundle read once for all the tests, or why it could not be.
 pub struct Loaded<'a> {
-    root: &'a Path,
+    tree: &'a Tree,
     /// The bundle as the format and content validators read it (for olm-bundle-validation).
     bundle: Result<BundleDir, String>,
     /// The objects the other tests read: the CSV's directory, found as operator-framework/
@@ -79,39 +78,52 @@ impl Objects {
 /// Files bigger than this are not taken for a CSV while searching.
 const MAX_SEARCHED_FILE: u64 = 16 << 20;
 
-fn find_csv_dir(dir: &Path, depth: usize) -> Option<std::path::PathBuf> {
+/// The documents of the regular file `rel` of `tree`, when it reads as YAML and is no larger
+/// than `limit`.
+fn documents_of(tree: &Tree, rel: &RelPath, limit: u64) -> Option<Vec<Value>> {
+    let bytes = tree.read_bounded(rel, limit).ok()??;
+    crate::yaml::parse_documents(&tree.shown(rel), bytes).ok()
+}
+
+/// The first directory under `dir` (names in order, depth first, links not followed) that
+/// holds a CSV.
+fn find_csv_dir(tree: &Tree, dir: &RelPath, depth: usize) -> Option<RelPath> {
     if depth > 8 {
         return None;
     }
-    let mut entries: Vec<_> = std::fs::read_dir(dir).ok()?.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        if e.file_name().to_string_lossy().starts_with('.') {
+    for (name, kind) in tree.read_dir(dir).ok()? {
+        if name.to_string_lossy().starts_with('.') {
             continue;
         }
-        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+        let Ok(child) = dir.child(&name) else {
             continue;
         };
-        if meta.is_dir() {
-            if let Some(found) = find_csv_dir(&e.path(), depth + 1) {
-                return Some(found);
+        match kind {
+            EntryKind::Dir => {
+                if let Some(found) = find_csv_dir(tree, &child, depth + 1) {
+                    return Some(found);
+                }
             }
-        } else if meta.is_file() && meta.len() <= MAX_SEARCHED_FILE {
-            let is_csv = crate::yaml::load_documents(&e.path())
-                .ok()
-                .and_then(|docs| docs.into_iter().next())
-                .is_some_and(|d| {
-                    d.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion")
-                });
-            if is_csv {
-                return Some(dir.to_path_buf());
+            EntryKind::File => {
+                let is_csv = documents_of(tree, &child, MAX_SEARCHED_FILE)
+                    .and_then(|docs| docs.into_iter().next())
+                    .is_some_and(|d| {
+                        d.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion")
+                    });
+                if is_csv {
+                    return Some(dir.clone());
+                }
             }
+            _ => {}
         }
     }
     None
 }
 
-fn objects_of(root: &Path, bundle: &Result<BundleDir, String>) -> Result<Objects, String> {
+/// Files bigger than this are not read as objects beside the CSV.
+const MAX_OBJECT_FILE: u64 = 64 << 20;
+
+fn objects_of(tree: &Tree, bundle: &Result<BundleDir, String>) -> Result<Objects, String> {
     if let Ok(b) = bundle
         && let Some(csv) = b.csvs().next()
     {
@@ -120,21 +132,22 @@ fn objects_of(root: &Path, bundle: &Result<BundleDir, String>) -> Result<Objects
             others: b.manifests.iter().map(|m| m.object.clone()).collect(),
         });
     }
-    let dir = find_csv_dir(root, 0)
-        .ok_or_else(|| format!("bundle in directory {} not found", root.display()))?;
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .flatten()
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
+    let shown = tree.shown_root();
+    let not_found = || format!("bundle in directory {} not found", shown.display());
+    let dir = find_csv_dir(tree, &RelPath::root(), 0).ok_or_else(not_found)?;
+    let entries = tree
+        .read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", tree.shown(&dir).display()))?;
     let mut csv = None;
     let mut others = Vec::new();
-    for e in entries {
-        let is_file = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_file());
-        if !is_file || e.file_name().to_string_lossy().starts_with('.') {
+    for (name, kind) in entries {
+        if kind != EntryKind::File || name.to_string_lossy().starts_with('.') {
             continue;
         }
-        let Ok(docs) = crate::yaml::load_documents(&e.path()) else {
+        let Ok(rel) = dir.child(&name) else {
+            continue;
+        };
+        let Some(docs) = documents_of(tree, &rel, MAX_OBJECT_FILE) else {
             continue;
         };
         for d in docs {
@@ -146,16 +159,17 @@ fn objects_of(root: &Path, bundle: &Result<BundleDir, String>) -> Result<Objects
             others.push(d);
         }
     }
-    let csv = csv.ok_or_else(|| format!("bundle in directory {} not found", root.display()))?;
+    let csv = csv.ok_or_else(not_found)?;
     Ok(Objects { csv, others })
 }
 
 impl<'a> Loaded<'a> {
-    pub fn load(root: &'a Path) -> Self {
-        let bundle = BundleDir::load(root).map_err(|e| e.to_string());
-        let objects = objects_of(root, &bundle);
+    /// Reads the bundle `tree` holds (confined to it when it is an unpacked image).
+    pub fn load(tree: &'a Tree) -> Self {
+        let bundle = BundleDir::load_tree(tree).map_err(|e| e.to_string());
+        let objects = objects_of(tree, &bundle);
         Loaded {
-            root,
+            tree,
             bundle,
             objects,
         }
@@ -181,7 +195,7 @@ pub fn run(loaded: &Loaded<'_>, test: &TestConfiguration) -> Option<TestStatus> 
     };
     let r = match name.as_str() {
         BASIC_CHECK_SPEC => check_spec(bundle),
-        OLM_BUNDLE_VALIDATION => bundle_validation(loaded.root, &loaded.bundle),
+        OLM_BUNDLE_VALIDATION => bundle_validation(loaded.tree, &loaded.bundle),
         OLM_CRDS_HAVE_VALIDATION => crds_have_validation(bundle),
         OLM_CRDS_HAVE_RESOURCES => crds_have_resources(bundle),
         OLM_SPEC_DESCRIPTORS => descriptors(bundle, OLM_SPEC_DESCRIPTORS, Descriptor::Spec),
@@ -351,7 +365,7 @@ fn finding_text(f: &Finding) -> String {
 /// `olm-bundle-validation`: the bundle format check and the api's default validators,
 /// errors failing the test and warnings becoming suggestions. The log is what operator-
 /// registry's format check logs (logrus text, without the time field).
-fn bundle_validation(root: &Path, b: &Result<BundleDir, String>) -> TestResult {
+fn bundle_validation(tree: &Tree, b: &Result<BundleDir, String>) -> TestResult {
     let mut r = TestResult::pass(OLM_BUNDLE_VALIDATION);
     let b = match b {
         Ok(b) => b,
@@ -365,8 +379,9 @@ fn bundle_validation(root: &Path, b: &Result<BundleDir, String>) -> TestResult {
     let line = |log: &mut String, level: &str, msg: &str| {
         log.push_str(&format!("level={level} msg=\"{msg}\" name=bundle-test\n"));
     };
-    let manifests = root.join("manifests").is_dir();
-    let metadata = root.join("metadata").is_dir();
+    let is_dir = |name: &str| RelPath::parse(name).is_ok_and(|rel| tree.is_dir(&rel));
+    let manifests = is_dir("manifests");
+    let metadata = is_dir("metadata");
     if manifests {
         line(&mut log, "debug", "Found manifests directory");
     }

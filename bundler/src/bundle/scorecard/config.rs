@@ -6,7 +6,7 @@
 //! the tests of each stage.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::ScorecardError;
 use crate::bundle::generate::{DEFAULT_SCORECARD_IMAGE, files};
 use crate::bundle::load::{self, keys};
+use crate::confined::{RelPath, Tree};
 use crate::grammar::label_selector::{self, Selector};
 
 /// The default directory of the configuration inside a bundle.
@@ -284,22 +285,16 @@ pub fn default_config() -> Configuration {
     .expect("the default configuration reads back")
 }
 
-/// The configuration directory a bundle's annotation names, as a confined relative path:
-/// only normal components (no `..`, no root).
-fn confined(dir: &str) -> Option<PathBuf> {
-    let p = Path::new(dir);
-    let ok = !dir.is_empty()
-        && p.components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-    ok.then(|| p.to_path_buf())
-}
-
-/// Where a bundle keeps its configuration, relative to the bundle root.
-pub fn config_path(bundle_dir: &Path) -> Result<PathBuf, ScorecardError> {
-    let annotations = bundle_dir.join("metadata/annotations.yaml");
-    let dir = match load::load_annotations(&annotations) {
-        Ok(a) => a.get(keys::TEST_CONFIG).cloned(),
-        Err(_) => None,
+/// Where a bundle keeps its configuration, relative to the bundle root: the directory its
+/// annotation names (read as a path inside the bundle: plain names only), or the default.
+pub fn config_path(tree: &Tree) -> Result<RelPath, ScorecardError> {
+    let annotations_rel = RelPath::parse(ANNOTATIONS_FILE).expect("a constant relative path");
+    let annotations = tree.shown(&annotations_rel);
+    let dir = match tree.read_bounded(&annotations_rel, MAX_CONFIG_FILE) {
+        Ok(Some(bytes)) => load::annotations_of(&annotations, &bytes)
+            .ok()
+            .and_then(|a| a.get(keys::TEST_CONFIG).cloned()),
+        _ => None,
     };
     let dir = match dir {
         Some(d) => confined(&d).ok_or_else(|| ScorecardError::Config {
@@ -309,20 +304,43 @@ pub fn config_path(bundle_dir: &Path) -> Result<PathBuf, ScorecardError> {
                 keys::TEST_CONFIG
             ),
         })?,
-        None => PathBuf::from(DEFAULT_CONFIG_DIR),
+        None => RelPath::parse(DEFAULT_CONFIG_DIR.trim_end_matches('/'))
+            .expect("a constant relative path"),
     };
-    Ok(dir.join(CONFIG_FILE))
+    Ok(dir.join(&RelPath::parse(CONFIG_FILE).expect("a constant relative path")))
 }
 
-/// Loads the bundle's configuration, or the default when it has none. The file is opened
-/// through a handle on the bundle directory, so a symlink cannot lead outside it.
-pub fn load(bundle_dir: &Path) -> Result<(Configuration, Option<PathBuf>), ScorecardError> {
-    let rel = config_path(bundle_dir)?;
-    let dir = cap_std::fs::Dir::open_ambient_dir(bundle_dir, cap_std::ambient_authority())
-        .map_err(|_| ScorecardError::NotADirectory(bundle_dir.to_path_buf()))?;
-    let shown = bundle_dir.join(&rel);
-    match dir.read_to_string(&rel) {
-        Ok(text) => Ok((parse(&shown, &text)?, Some(shown))),
+/// The configuration directory a bundle's annotation names, as a path inside the bundle:
+/// `./tests/scorecard/` as written by hand is read, never an absolute or climbing path.
+fn confined(dir: &str) -> Option<RelPath> {
+    (!dir.starts_with('/'))
+        .then(|| RelPath::in_image(dir).ok())
+        .flatten()
+        .filter(|rel| !rel.is_root())
+}
+
+/// The metadata file that may name the configuration directory.
+const ANNOTATIONS_FILE: &str = "metadata/annotations.yaml";
+/// A configuration (or annotations) file larger than this is refused.
+const MAX_CONFIG_FILE: u64 = 4 << 20;
+
+/// Loads the bundle's configuration, or the default when it has none. The file is read
+/// through the bundle's tree (confined to it for an unpacked image).
+pub fn load(tree: &Tree) -> Result<(Configuration, Option<PathBuf>), ScorecardError> {
+    let rel = config_path(tree)?;
+    let shown = tree.shown(&rel);
+    match tree.read_bounded(&rel, MAX_CONFIG_FILE) {
+        Ok(Some(bytes)) => {
+            let text = String::from_utf8(bytes).map_err(|_| ScorecardError::Config {
+                path: shown.clone(),
+                why: "not valid UTF-8".into(),
+            })?;
+            Ok((parse(&shown, &text)?, Some(shown)))
+        }
+        Ok(None) => Err(ScorecardError::Config {
+            path: shown,
+            why: format!("larger than {MAX_CONFIG_FILE} bytes"),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((default_config(), None)),
         Err(e) => Err(ScorecardError::Config {
             path: shown,
@@ -372,15 +390,15 @@ impl Plan {
     }
 
     /// The bundle's configuration (or the default) and `selector` applied.
-    pub fn load(bundle_dir: &Path, selector: &str) -> Result<Self, ScorecardError> {
-        if !bundle_dir.is_dir() {
-            return Err(ScorecardError::NotADirectory(bundle_dir.to_path_buf()));
+    pub fn load(tree: &Tree, selector: &str) -> Result<Self, ScorecardError> {
+        if !tree.is_dir(&RelPath::root()) {
+            return Err(ScorecardError::NotADirectory(tree.shown_root()));
         }
         let sel = label_selector::parse(selector).map_err(|source| ScorecardError::Selector {
             selector: selector.to_string(),
             source,
         })?;
-        let (config, source) = load(bundle_dir)?;
+        let (config, source) = load(tree)?;
         Ok(Plan::new(config, source, &sel))
     }
 
@@ -448,6 +466,13 @@ mod tests {
         assert!(confined("../etc").is_none());
         assert!(confined("/etc").is_none());
         assert!(confined("").is_none());
-        assert_eq!(confined("tests/sc/").unwrap(), PathBuf::from("tests/sc/"));
+        assert_eq!(
+            confined("tests/sc/").unwrap(),
+            RelPath::parse("tests/sc").unwrap()
+        );
+        assert_eq!(
+            confined("./tests/sc").unwrap(),
+            RelPath::parse("tests/sc").unwrap()
+        );
     }
 }

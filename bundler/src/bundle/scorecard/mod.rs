@@ -15,7 +15,9 @@
 //! stage's results), `olm` uses the sorted order and the configuration's order, so the same
 //! bundle always gives the same bytes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::confined::Tree;
 
 use serde::{Deserialize, Serialize};
 
@@ -186,12 +188,12 @@ pub fn needs_a_cluster(test: &TestConfiguration) -> TestStatus {
     TestStatus::one(r)
 }
 
-/// Runs the selected tests of the bundle at `bundle_dir` without a cluster: built-in tests
+/// Runs the selected tests of the bundle `tree` holds without a cluster: built-in tests
 /// in-process, tests of other images reported in state `error` ("needs a cluster").
 /// `selector` is a Kubernetes label selector over the tests' labels (`""` selects all).
-pub fn run_offline(bundle_dir: &Path, selector: &str) -> Result<TestList, ScorecardError> {
-    let plan = config::Plan::load(bundle_dir, selector)?;
-    let bundle = builtin::Loaded::load(bundle_dir);
+pub fn run_offline(tree: &Tree, selector: &str) -> Result<TestList, ScorecardError> {
+    let plan = config::Plan::load(tree, selector)?;
+    let bundle = builtin::Loaded::load(tree);
     let mut list = TestList::default();
     for test in plan.tests() {
         let status = builtin::run(&bundle, test).unwrap_or_else(|| needs_a_cluster(test));

@@ -10,8 +10,9 @@
 //! ask Red Hat's API in preflight; here their verdict comes from the image itself (its rpm
 //! database and os-release), and the note says so.
 
+use crate::confined::{EntryKind, RelPath, Tree};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{Check, CheckResult, Level, timed};
 
@@ -226,8 +227,8 @@ pub struct ImageFacts {
     /// The layers' digests, base first (for naming layers in fixes).
     pub layer_digests: Vec<String>,
     pub scans: Vec<layers::LayerScan>,
-    /// The unpacked root file system.
-    pub rootfs: PathBuf,
+    /// The unpacked root file system, read confined to it.
+    pub rootfs: Tree,
 }
 
 /// Runs the policy's checks on `facts`, each timed; `tmp` is scratch space.
@@ -257,14 +258,14 @@ fn run_one(check: &'static Check, f: &ImageFacts, tmp: &Path) -> CheckResult {
 
 /// HasLicense: `/licenses` is a directory with at least one entry, one of them not empty
 /// (sizes as `lstat` gives them, as Go's `DirEntry.Info`).
-pub fn has_license(rootfs: &Path) -> CheckResult {
+pub fn has_license(rootfs: &Tree) -> CheckResult {
     let check = &HAS_LICENSE;
     let fix = || {
         vec!["add a directory /licenses holding the license text(s) (olm image build --license FILE puts a file there)".to_string()]
     };
-    let dir = rootfs.join("licenses");
-    match std::fs::symlink_metadata(&dir) {
-        Ok(m) if m.is_dir() => {}
+    let dir = RelPath::parse("licenses").expect("a constant relative path");
+    match rootfs.symlink_metadata(&dir) {
+        Ok(m) if m.kind == EntryKind::Dir => {}
         Ok(_) => {
             return CheckResult::failed(
                 check,
@@ -275,7 +276,7 @@ pub fn has_license(rootfs: &Path) -> CheckResult {
         }
         Err(_) => return CheckResult::failed(check, fix()),
     }
-    let entries = match std::fs::read_dir(&dir) {
+    let entries = match rootfs.read_dir(&dir) {
         Ok(e) => e,
         Err(e) => {
             return CheckResult::error(
@@ -286,9 +287,14 @@ pub fn has_license(rootfs: &Path) -> CheckResult {
     };
     let mut count = 0;
     let mut non_empty = false;
-    for e in entries.flatten() {
+    for (name, _) in entries {
         count += 1;
-        if e.metadata().map(|m| m.len() > 0).unwrap_or(false) {
+        let size = dir
+            .child(&name)
+            .ok()
+            .and_then(|rel| rootfs.symlink_metadata(&rel).ok())
+            .map_or(0, |m| m.len);
+        if size > 0 {
             non_empty = true;
         }
     }
@@ -388,7 +394,7 @@ const PROHIBITED: [&str; 17] = [
 
 /// HasNoProhibitedPackages: no RHEL kernel, boot loader or firmware package in the rpm
 /// database. An image without one is an error, as in preflight.
-pub fn no_prohibited_packages(rootfs: &Path) -> CheckResult {
+pub fn no_prohibited_packages(rootfs: &Tree) -> CheckResult {
     let check = &NO_PROHIBITED_PACKAGES;
     let pkgs = match rpm::read_under(rootfs) {
         Ok(Some(p)) => p,
@@ -481,10 +487,9 @@ pub fn run_as_non_root(user: &str) -> CheckResult {
     }
 }
 
-fn read_os_release(rootfs: &Path) -> Option<String> {
-    let data =
-        crate::image::limits::read_file(&rootfs.join("etc/os-release"), "os-release", 1 << 20)
-            .ok()?;
+fn read_os_release(rootfs: &Tree) -> Option<String> {
+    let rel = RelPath::parse("etc/os-release").expect("a constant relative path");
+    let data = rootfs.read_bounded(&rel, 1 << 20).ok()??;
     Some(String::from_utf8_lossy(&data).into_owned())
 }
 
@@ -530,7 +535,7 @@ pub fn modified_files(f: &ImageFacts, tmp: &Path) -> CheckResult {
 
 /// The Red Hat Enterprise Linux major version of the image, when `/etc/os-release` says
 /// `ID="rhel"` and its rpm database holds a `redhat-release` package.
-fn rhel_major(rootfs: &Path) -> Result<Option<u32>, String> {
+fn rhel_major(rootfs: &Tree) -> Result<Option<u32>, String> {
     let Some(os) = read_os_release(rootfs) else {
         return Ok(None);
     };
@@ -558,7 +563,7 @@ const OFFLINE_NOTE: &str = "offline verdict: preflight asks Red Hat's certificat
 
 /// BasedOnUbi, offline: the image is RHEL (os-release) with Red Hat's `redhat-release`
 /// package installed, which only Red Hat's base images carry.
-pub fn based_on_ubi(rootfs: &Path) -> CheckResult {
+pub fn based_on_ubi(rootfs: &Tree) -> CheckResult {
     let check = &BASED_ON_UBI;
     match rhel_major(rootfs) {
         Err(e) => CheckResult::error(check, format!("unable to verify layer hashes: {e}")),
@@ -573,7 +578,7 @@ pub fn based_on_ubi(rootfs: &Path) -> CheckResult {
 
 /// HasSupportedRedHatBaseImage (a warning), offline: a RHEL 8, 9 or 10 base (UBI 7 is
 /// past its end of life).
-pub fn supported_base_image(rootfs: &Path) -> CheckResult {
+pub fn supported_base_image(rootfs: &Tree) -> CheckResult {
     let check = &SUPPORTED_BASE_IMAGE;
     match rhel_major(rootfs) {
         Err(e) => CheckResult::error(check, format!("repository lifecycle query failed: {e}")),

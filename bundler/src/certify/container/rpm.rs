@@ -6,6 +6,7 @@
 //! overflow chain stops at the database's page count, and SQLite opens the file read-only
 //! and immutable.
 
+use crate::confined::{RelPath, Tree};
 use std::path::Path;
 
 /// rpm's file flags that preflight's HasModifiedFiles ignores (config, doc, license,
@@ -323,22 +324,38 @@ pub fn read_bdb(db: &[u8]) -> Result<Vec<Package>, RpmError> {
     Ok(out)
 }
 
-/// The rpm database under `root` (an unpacked image): `var/lib/rpm/rpmdb.sqlite`, else
-/// `var/lib/rpm/Packages`; `Ok(None)` when neither exists (preflight: not a RHEL image).
-pub fn read_under(root: &Path) -> Result<Option<Vec<Package>>, RpmError> {
-    let dir = root.join("var/lib/rpm");
-    let sqlite = dir.join("rpmdb.sqlite");
-    if sqlite.is_file() {
-        return read_sqlite(&sqlite).map(Some);
+/// The rpm database of `tree` (an unpacked image, read confined to it):
+/// `var/lib/rpm/rpmdb.sqlite`, else `var/lib/rpm/Packages`; `Ok(None)` when neither exists
+/// (preflight: not a RHEL image). A SQLite database is copied to a private scratch file
+/// first, since SQLite opens files by path.
+pub fn read_under(tree: &Tree) -> Result<Option<Vec<Package>>, RpmError> {
+    let rel = |p: &str| RelPath::parse(p).expect("a constant relative path");
+    let read = |rel: &RelPath, what: &str| match tree.read_bounded(rel, MAX_DATABASE) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(RpmError::Open(format!(
+            "{what}: larger than {MAX_DATABASE} bytes"
+        ))),
+        Err(e) => Err(RpmError::Open(format!("{what}: {e}"))),
+    };
+    let sqlite = rel("var/lib/rpm/rpmdb.sqlite");
+    if tree.is_file(&sqlite) {
+        let bytes = read(&sqlite, "/var/lib/rpm/rpmdb.sqlite")?;
+        let (mut file, copy) =
+            crate::scratch::ScratchFile::new().map_err(|e| RpmError::Open(e.to_string()))?;
+        std::io::Write::write_all(&mut file, &bytes).map_err(|e| RpmError::Open(e.to_string()))?;
+        drop(file);
+        return read_sqlite(&copy).map(Some);
     }
-    let bdb = dir.join("Packages");
-    if bdb.is_file() {
-        let bytes = crate::image::limits::read_file(&bdb, "the rpm database", MAX_DATA as u64)
-            .map_err(|e| RpmError::Open(e.to_string()))?;
+    let bdb = rel("var/lib/rpm/Packages");
+    if tree.is_file(&bdb) {
+        let bytes = read(&bdb, "/var/lib/rpm/Packages")?;
         return read_bdb(&bytes).map(Some);
     }
     Ok(None)
 }
+
+/// The largest rpm database read from an image.
+const MAX_DATABASE: u64 = MAX_DATA as u64;
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -533,7 +550,7 @@ pub(crate) mod tests {
     #[test]
     fn corrupted_bytes_never_panic() {
         let blob = package_blob("a", "1", "v", &["/usr/bin/a", "/usr/lib/b"]);
-        let db = bdb(&[blob.clone()]);
+        let db = bdb(std::slice::from_ref(&blob));
         for (i, flip) in (0..blob.len()).flat_map(|i| [(i, 0xffu8), (i, 0x80)]) {
             let mut b = blob.clone();
             b[i] ^= flip;

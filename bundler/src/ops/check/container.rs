@@ -117,15 +117,16 @@ pub async fn facts(
         layer_count: blobs.len(),
         layer_digests: digests,
         scans,
-        rootfs,
+        rootfs: crate::confined::Tree::confined(&rootfs)
+            .map_err(|e| CheckError::Io(format!("the unpacked image: {e}")))?,
     })
 }
 
 /// Runs the policy on the image and writes the artifacts under `<dir>/<architecture>`, as
 /// preflight lays them out.
 pub async fn check(req: &ContainerRequest) -> Result<Report, CheckError> {
-    let scratch =
-        tempfile::tempdir().map_err(|e| CheckError::Io(format!("a temporary directory: {e}")))?;
+    let scratch = crate::scratch::ScratchDir::new()
+        .map_err(|e| CheckError::Io(format!("a temporary directory: {e}")))?;
     let facts = facts(req, scratch.path()).await?;
     let results = container::run(req.policy, &facts, scratch.path());
     let report = Report {

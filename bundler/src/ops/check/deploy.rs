@@ -178,7 +178,7 @@ enum Served {
     Local {
         serving: CatalogServing,
         _stop: tokio::sync::oneshot::Sender<()>,
-        _dir: tempfile::TempDir,
+        _dir: crate::scratch::ScratchDir,
     },
 }
 
@@ -206,7 +206,7 @@ async fn serve_catalog(
         .map_err(|e| e.to_string())?;
     let cfg =
         bundle_catalog::single_bundle_catalog(&rendered, &channel).map_err(|e| e.to_string())?;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = crate::scratch::ScratchDir::new().map_err(|e| e.to_string())?;
     bundle_catalog::write_catalog_dir(&cfg, dir.path()).map_err(|e| e.to_string())?;
     let req = crate::ops::serve::ServeRequest {
         catalog: dir.path().to_path_buf(),
@@ -218,6 +218,7 @@ async fn serve_catalog(
         cache_site_name: None,
         cache_enforce_integrity: None,
         http: None,
+        confined_configs: None,
         registry: registry.clone(),
         cache_builder: crate::ops::serve::CacheBuilder::InProcess,
     };

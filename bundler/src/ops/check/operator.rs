@@ -1,7 +1,6 @@
 //! `olm check operator BUNDLE`: preflight's operator policy on a bundle directory or image.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use md5::{Digest as _, Md5};
 
@@ -11,6 +10,7 @@ use crate::bundle::load::BundleDir;
 use crate::certify::CheckResult;
 use crate::certify::operator::{self, POLICY, scorecard};
 use crate::certify::report::Report;
+use crate::confined::{EntryKind, RelPath, Tree};
 use crate::deploy::flow::Progress;
 use crate::image::registry::RegistryOptions;
 use crate::ops::bundle_source;
@@ -40,29 +40,34 @@ pub fn no_cluster_reason(offline: bool) -> String {
 /// preflight's `generateBundleHash`: the md5 of each file it extracts from a bundle image
 /// (`manifests/*`, `metadata/annotations.yaml`), one `<md5>  ./<path>` line per distinct
 /// content in md5 order (`hashes.txt`), and the md5 of those lines.
-pub fn bundle_hash(root: &Path) -> (String, String) {
+pub fn bundle_hash(tree: &Tree) -> (String, String) {
     let mut files: BTreeMap<String, String> = BTreeMap::new();
-    let mut paths = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(root.join("manifests")) {
-        let mut names: Vec<String> = rd
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        paths.extend(names.into_iter().map(|n| format!("manifests/{n}")));
+    let mut paths: Vec<RelPath> = Vec::new();
+    let manifests = RelPath::parse("manifests").expect("a constant relative path");
+    if let Ok(entries) = tree.read_dir(&manifests) {
+        paths.extend(
+            entries
+                .into_iter()
+                .filter(|(_, kind)| *kind == EntryKind::File)
+                .filter_map(|(name, _)| manifests.child(&name).ok()),
+        );
     }
-    if root.join("metadata/annotations.yaml").is_file() {
-        paths.push("metadata/annotations.yaml".into());
+    let annotations = RelPath::parse("metadata/annotations.yaml").expect("a constant path");
+    if tree
+        .symlink_metadata(&annotations)
+        .is_ok_and(|m| m.kind == EntryKind::File)
+    {
+        paths.push(annotations);
     }
     for p in paths {
-        if p.rsplit('/').next() == Some("Dockerfile") {
+        if p.file_name().is_some_and(|n| n == "Dockerfile") {
             continue;
         }
-        if let Ok(bytes) =
-            crate::image::limits::read_file(&root.join(&p), "a bundle file", 64 << 20)
-        {
-            files.insert(hex::encode(Md5::digest(&bytes)), format!("./{p}"));
+        if let Ok(Some(bytes)) = tree.read_bounded(&p, 64 << 20) {
+            files.insert(
+                hex::encode(Md5::digest(&bytes)),
+                format!("./{}", p.to_string_lossy()),
+            );
         }
     }
     let text: String = files
@@ -77,11 +82,11 @@ pub fn bundle_hash(root: &Path) -> (String, String) {
 /// operator-sdk's `-o json` output for the artifact; `Err` when scorecard cannot run at all
 /// (its config or the selector), preflight's fatal error.
 async fn run_scorecard(
-    dir: &Path,
+    tree: &Tree,
     selector: &str,
 ) -> Result<(Vec<scorecard::TestOutcome>, Vec<u8>), String> {
     use crate::bundle::scorecard as sdk;
-    let list = sdk::run_offline(dir, selector).map_err(|e| e.to_string())?;
+    let list = sdk::run_offline(tree, selector).map_err(|e| e.to_string())?;
     let outcomes = list
         .tests()
         .iter()
@@ -103,7 +108,7 @@ pub async fn check(
     progress: &mut dyn Progress,
 ) -> Result<Report, CheckError> {
     let local = bundle_source::fetch(&req.bundle, &req.registry).await?;
-    let loaded = BundleDir::load(local.dir());
+    let loaded = BundleDir::load_tree(local.tree());
     let bundle = match loaded {
         Ok(b) => b,
         Err(e) => {
@@ -123,7 +128,7 @@ pub async fn check(
     let mut extra: Vec<(String, Vec<u8>)> = Vec::new();
     for (check, selector, artifact) in scorecard::CHECKS {
         let start = std::time::Instant::now();
-        let mut r = match run_scorecard(local.dir(), selector).await {
+        let mut r = match run_scorecard(local.tree(), selector).await {
             Ok((outcomes, json)) => {
                 extra.push((artifact.to_string(), json));
                 scorecard::judge(check, &outcomes)
@@ -146,7 +151,7 @@ pub async fn check(
     };
     results.push(deployable);
     results.extend(operator::offline(&bundle));
-    let (hashes, hash) = bundle_hash(local.dir());
+    let (hashes, hash) = bundle_hash(local.tree());
     extra.push(("hashes.txt".into(), hashes.into_bytes()));
     let report = Report {
         image: req.bundle.clone(),
