@@ -555,6 +555,16 @@ fn signatures_go_would_read_otherwise_are_refused() {
     signed(twice.as_bytes());
     let err = area.refused(&["image", "verify", &image, "--key", &public]);
     assert!(err.contains("both name field \"critical\""), "{err}");
+    // `optional` nested 9,990 levels (Go reads up to 10,000): refused with the reason, never
+    // a stack overflow (the reading recursed once per level before).
+    let deep = format!(
+        r#"{{"critical":{{{identity},"image":{{"docker-manifest-digest":"{digest}"}},"type":"{kind}"}},"optional":{{"a":{}1{}}}}}"#,
+        "[".repeat(9_990),
+        "]".repeat(9_990)
+    );
+    signed(deep.as_bytes());
+    let err = area.refused(&["image", "verify", &image, "--key", &public]);
+    assert!(err.contains("deeper than olm reads"), "{err}");
     area.untouched();
 }
 
@@ -849,6 +859,21 @@ fn gzip_bombs_stop_at_the_limit_and_leave_nothing() {
         "{err}"
     );
     area.untouched();
+    // The certification commands unpack what they check: the same limits, the same flags.
+    for command in [
+        &["check", "container"][..],
+        &["check", "operator", "--offline"][..],
+        &["bundle", "scorecard"][..],
+    ] {
+        let mut args = command.to_vec();
+        args.extend([many.as_str(), "--max-unpack-bytes", "64M"]);
+        let err = area.refused(&args);
+        assert!(
+            err.contains("the image unpacks to more than 64 MiB"),
+            "{command:?}: {err}"
+        );
+        area.untouched();
+    }
     // `image pull --rootfs` into a directory it makes: removed again.
     let rootfs = area.path("rootfs");
     let r = rootfs.display().to_string();

@@ -70,6 +70,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "certify",
         &[
             "bundle",
+            "confined",
             "image",
             "grammar",
             "yaml",

@@ -10,7 +10,7 @@ use olm_bundler::image::model::Platform;
 use olm_bundler::ops::check::deploy::{CatalogMode, ClusterSettings};
 use olm_bundler::ops::check::{ArtifactOptions, CheckError, container, operator};
 
-use super::args::{ClusterArgs, RegistryArgs};
+use super::args::{ClusterArgs, RegistryArgs, UnpackArgs};
 use super::output::{failure, show, usage};
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +42,8 @@ pub struct CommonArgs {
     pub junit: bool,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
 }
 
 #[derive(Debug, Args)]
@@ -108,7 +110,7 @@ pub async fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
             let req = operator::OperatorRequest {
                 no_cluster_reason: operator::no_cluster_reason(a.offline),
                 bundle: a.bundle.clone(),
-                registry: a.common.registry.options()?,
+                registry: a.common.registry.reading(&a.common.unpack)?,
                 cluster,
                 artifacts: artifacts(&a.common),
             };
@@ -130,7 +132,7 @@ pub async fn run(cmd: CheckCommand) -> anyhow::Result<ExitCode> {
                 policy: a.policy,
                 platform: a.platform,
                 repository: a.repository,
-                registry: a.common.registry.options()?,
+                registry: a.common.registry.reading(&a.common.unpack)?,
                 artifacts: artifacts(&a.common),
             };
             let title = format!(

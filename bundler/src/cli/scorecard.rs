@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use olm_bundler::bundle::scorecard::output;
 use olm_bundler::ops::scorecard::{self, ClusterOptions, ScorecardRequest};
 
-use super::args::RegistryArgs;
+use super::args::{RegistryArgs, UnpackArgs};
 use super::output::{failure, print, usage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -26,6 +26,8 @@ pub struct ScorecardArgs {
     pub bundle: String,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    #[command(flatten)]
+    pub unpack: UnpackArgs,
     /// Label selector over the tests' labels: `suite=olm`, `test=basic-check-spec-test`,
     /// `suite in (olm)`, `!x`.
     #[arg(long, short = 'l', default_value = "")]
@@ -64,7 +66,7 @@ pub struct ScorecardArgs {
 }
 
 pub async fn scorecard(args: ScorecardArgs) -> ExitCode {
-    let registry = match args.registry.options() {
+    let registry = match args.registry.reading(&args.unpack) {
         Ok(o) => o,
         Err(e) => return usage(e),
     };

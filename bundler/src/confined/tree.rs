@@ -255,9 +255,19 @@ impl Tree {
     }
 }
 
+/// Sixteen hex digits no other process can predict (the standard library's per-process
+/// random hash keys, mixed with a counter).
+fn random_token(n: usize) -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_usize(n);
+    format!("{:016x}", h.finish())
+}
+
 impl Tree {
     /// Replaces the directory `rel` of this confined tree with one `fill` writes, as a whole:
-    /// `fill` writes into a fresh directory of ours at the tree's root (`.olm-new-<pid>-<n>`,
+    /// `fill` writes into a fresh directory of ours at the tree's root (`.olm-new-<random>`, made
+    /// exclusively,
     /// its host path handed to `fill`), which is then renamed into place through directory
     /// handles. `rel`'s parents are made or followed inside the root only; an old `rel`
     /// (whatever it is, a link included) is moved aside and removed without following links.
@@ -277,11 +287,21 @@ impl Tree {
             let why = "only a directory inside a confined tree is replaced";
             return Err(fail(self.shown(rel), io::Error::other(why)));
         };
-        let n = FRESH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let fresh = format!(".olm-new-{}-{n}", std::process::id());
-        let _ = remove_any(root, OsStr::new(&fresh));
-        root.create_dir(&fresh)
-            .map_err(|e| fail(self.shown.join(&fresh), e))?;
+        // A random name made exclusively: another process sharing the directory can neither
+        // guess it nor have made it first.
+        let mut attempt = 0;
+        let (fresh, token) = loop {
+            let n = FRESH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let token = random_token(n);
+            let fresh = format!(".olm-new-{token}");
+            match root.create_dir(&fresh) {
+                Ok(()) => break (fresh, token),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(fail(self.shown.join(&fresh), e)),
+            }
+        };
         // A name of ours under the root the caller opened: never a path from outside data.
         let filled = match fill(&self.shown.join(&fresh)) {
             Ok(v) => v,
@@ -298,7 +318,7 @@ impl Tree {
                     root.open_dir(parent.for_handle())?
                 }
             };
-            let aside = format!(".{}.old-{}-{n}", name.to_string_lossy(), std::process::id());
+            let aside = format!(".{}.old-{token}", name.to_string_lossy());
             let had = match dir.symlink_metadata(name) {
                 Ok(_) => {
                     let _ = remove_any(&dir, OsStr::new(&aside));

@@ -73,6 +73,54 @@ pub enum GoJsonError {
     },
     #[error("{at}: number {literal} is out of the range of a float64")]
     Range { at: String, literal: String },
+    /// A free-form value (`optional`, a predicate) nested deeper than `olm` reads it. Go
+    /// reads up to 10000 levels; no real annotation or SBOM comes near the limit, and a
+    /// document `olm` cannot read as Go does is refused, never read otherwise.
+    #[error(
+        "{at}: nested {depth} levels deep, deeper than olm reads a free-form value ({limit}); refused"
+    )]
+    TooDeep {
+        at: String,
+        depth: usize,
+        limit: usize,
+    },
+}
+
+/// How deep a free-form value ([`any`]) may nest.
+pub const MAX_ANY_DEPTH: usize = 256;
+
+/// Dropped without recursion: a document may nest 10000 levels (Go's limit), more than the
+/// stack of a worker thread holds one frame per level of.
+impl Drop for GoValue {
+    fn drop(&mut self) {
+        fn take(v: &mut GoValue, into: &mut Vec<GoValue>) {
+            match v {
+                GoValue::Array(items) => into.append(items),
+                GoValue::Object(members) => into.extend(members.drain(..).map(|(_, m)| m)),
+                _ => {}
+            }
+        }
+        let mut pending = Vec::new();
+        take(self, &mut pending);
+        while let Some(mut v) = pending.pop() {
+            take(&mut v, &mut pending);
+        }
+    }
+}
+
+/// How deep `v` nests (a scalar is 0), walked without recursion.
+fn depth_of(v: &GoValue) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            GoValue::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            GoValue::Object(members) => stack.extend(members.iter().map(|(_, m)| (m, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn syntax(offset: usize, what: impl Into<String>) -> GoJsonError {
@@ -619,7 +667,21 @@ pub fn string(v: Option<&GoValue>, at: &str) -> Result<String, GoJsonError> {
 /// An `interface{}` as Go builds it (`map[string]interface{}`, `[]interface{}`, `float64`,
 /// `string`, `bool`, nil), as a JSON value: duplicate keys last-wins, numbers through
 /// `float64` (an integral one within 2^53 kept as an integer, which Go prints alike).
+/// A value nested deeper than [`MAX_ANY_DEPTH`] is refused before it is converted (the
+/// conversion, and whatever prints or drops the result, recurse once per level).
 pub fn any(v: &GoValue, at: &str) -> Result<Value, GoJsonError> {
+    let depth = depth_of(v);
+    if depth > MAX_ANY_DEPTH {
+        return Err(GoJsonError::TooDeep {
+            at: shown(at),
+            depth,
+            limit: MAX_ANY_DEPTH,
+        });
+    }
+    any_within(v, at)
+}
+
+fn any_within(v: &GoValue, at: &str) -> Result<Value, GoJsonError> {
     Ok(match v {
         GoValue::Null => Value::Null,
         GoValue::Bool(b) => Value::Bool(*b),
@@ -642,13 +704,13 @@ pub fn any(v: &GoValue, at: &str) -> Result<Value, GoJsonError> {
             items
                 .iter()
                 .enumerate()
-                .map(|(i, v)| any(v, &format!("{at}[{i}]")))
+                .map(|(i, v)| any_within(v, &format!("{at}[{i}]")))
                 .collect::<Result<_, _>>()?,
         ),
         GoValue::Object(members) => {
             let mut out = serde_json::Map::new();
             for (k, v) in members {
-                out.insert(k.clone(), any(v, &format!("{at}.{k}"))?);
+                out.insert(k.clone(), any_within(v, &format!("{at}.{k}"))?);
             }
             Value::Object(out)
         }
@@ -711,9 +773,37 @@ mod tests {
     }
 
     #[test]
+    fn free_form_values_nested_past_the_limit_are_refused_not_overflowed() {
+        let nested = |n: usize| format!("{{\"o\":{}1{}}}", "[".repeat(n), "]".repeat(n));
+        let ok = parse(nested(MAX_ANY_DEPTH).as_bytes()).unwrap();
+        assert!(fields(Some(&ok), ["o"], "").unwrap().any("o").is_ok());
+        // Go reads 10000 levels; olm refuses past its limit, in a thread with a small stack,
+        // instead of recursing once per level.
+        let deep = parse(nested(9_990).as_bytes()).unwrap();
+        let e = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn_scoped(s, || {
+                    fields(Some(&deep), ["o"], "")
+                        .unwrap()
+                        .any("o")
+                        .unwrap_err()
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        });
+        assert!(
+            matches!(e, GoJsonError::TooDeep { depth: 9_990, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("deeper than olm reads"), "{e}");
+    }
+
+    #[test]
     fn strings_are_unquoted_as_go_unquotes_them() {
-        let one = |json: &[u8]| match parse(json).unwrap() {
-            GoValue::String(s) => s,
+        let one = |json: &[u8]| match &parse(json).unwrap() {
+            GoValue::String(s) => s.clone(),
             v => panic!("{v:?}"),
         };
         assert_eq!(one(br#""a\"\\\/\b\f\n\r\t""#), "a\"\\/\u{8}\u{c}\n\r\t");
