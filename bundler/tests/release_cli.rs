@@ -549,7 +549,7 @@ fn release_to_a_registry() {
         .local_addr()
         .unwrap()
         .port();
-    let mut server = Server(
+    let server = Server(
         Command::new(OLM)
             .args(["catalog", "serve", "--host", "127.0.0.1", "--port"])
             .arg(port.to_string())
@@ -647,14 +647,25 @@ fn release_to_a_registry() {
             assert_eq!(next.csv_name, "reverse-words-operator.v0.2.1", "{from}");
         }
     });
-    let _ = server.0.kill();
-    let _ = server.0.wait();
+    drop(server);
 }
 
 struct Server(std::process::Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // SIGTERM first, so the server removes its temporary cache as users' servers do;
+        // SIGKILL only when it has not stopped after a few seconds.
+        if let Ok(pid) = i32::try_from(self.0.id()) {
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if matches!(self.0.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }

@@ -24,6 +24,18 @@ struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // SIGTERM first, so the server removes its temporary cache as users' servers do;
+        // SIGKILL only when it has not stopped after a few seconds.
+        if let Ok(pid) = i32::try_from(self.0.id()) {
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if matches!(self.0.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }

@@ -1,4 +1,4 @@
-//! A server process a test started (killed when dropped), free ports on 127.0.0.1 for it,
+//! A server process a test started (stopped when dropped), free ports on 127.0.0.1 for it,
 //! and plain HTTP/1.1 GETs to it over a raw socket (what a client sends, nothing more).
 
 #![allow(dead_code)]
@@ -6,11 +6,24 @@
 use std::io::{Read, Write};
 use std::process::Child;
 
-/// A child process killed and reaped when the test lets go of it, pass or panic.
+/// A child process stopped (SIGTERM, then SIGKILL) and reaped when the test lets go of it,
+/// pass or panic.
 pub struct Server(pub Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // SIGTERM first, so the server removes its temporary cache as users' servers do;
+        // SIGKILL only when it has not stopped after a few seconds.
+        if let Ok(pid) = i32::try_from(self.0.id()) {
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < deadline {
+                if matches!(self.0.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
