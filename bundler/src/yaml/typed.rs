@@ -12,44 +12,35 @@ use serde::de::{
 use serde_json::{Map, Number, Value};
 
 use std::cell::RefCell;
-use std::rc::Rc;
 
 /// Where in the document a value failed: keys and indices from the top.
 pub type FieldPath = Vec<String>;
 
 /// `T` from a decoded YAML document, numbers and booleans read as text where `T` wants text;
-/// an error comes with the path of the value that failed.
+/// an error comes with the path of the value that failed. The path costs nothing while
+/// reading succeeds: each map entry and sequence item adds its key or index as an error
+/// passes out through it.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, (serde_json::Error, FieldPath)> {
-    let failed = Rc::new(RefCell::new(None));
-    let top = Lenient(value, Ctx::default(), failed.clone());
-    T::deserialize(top).map_err(|e| (e, failed.borrow_mut().take().unwrap_or_default()))
+    let failed = RefCell::new(FieldPath::new());
+    let r = T::deserialize(Lenient(value, &failed));
+    r.map_err(|e| {
+        let mut path = failed.into_inner();
+        path.reverse();
+        (e, path)
+    })
 }
 
-/// The path to the value being read.
-#[derive(Clone, Default)]
-struct Ctx(FieldPath);
+/// The segments an error has passed out through, innermost first.
+type Failed = RefCell<FieldPath>;
 
-impl Ctx {
-    fn child(&self, seg: String) -> Ctx {
-        let mut p = self.0.clone();
-        p.push(seg);
-        Ctx(p)
-    }
-}
-
-/// The path of the innermost value that failed (set once, by the first to see the error).
-type Failed = Rc<RefCell<Option<FieldPath>>>;
-
+/// `r`, with `segment` noted when it is an error on its way out.
 fn note<T>(
     r: Result<T, serde_json::Error>,
-    ctx: &Ctx,
     failed: &Failed,
+    segment: impl FnOnce() -> String,
 ) -> Result<T, serde_json::Error> {
     if r.is_err() {
-        let mut slot = failed.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(ctx.0.clone());
-        }
+        failed.borrow_mut().push(segment());
     }
     r
 }
@@ -65,39 +56,34 @@ fn number_text(n: &Number) -> String {
     }
 }
 
-struct Lenient(Value, Ctx, Failed);
+struct Lenient<'f>(Value, &'f Failed);
 
-impl<'de> de::Deserializer<'de> for Lenient {
+impl<'de> de::Deserializer<'de> for Lenient<'_> {
     type Error = serde_json::Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        let Lenient(value, ctx, failed) = self;
-        let r = match value {
+        let Lenient(value, failed) = self;
+        match value {
             Value::Array(items) => visitor.visit_seq(Seq {
                 iter: items.into_iter(),
                 index: 0,
-                ctx: ctx.clone(),
-                failed: failed.clone(),
+                failed,
             }),
             Value::Object(map) => visitor.visit_map(Entries {
                 iter: map.into_iter(),
                 value: None,
-                ctx: ctx.clone(),
-                failed: failed.clone(),
+                failed,
             }),
             other => de::Deserializer::deserialize_any(other, visitor),
-        };
-        note(r, &ctx, &failed)
+        }
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        let Lenient(value, ctx, failed) = self;
-        let r = match value {
+        match self.0 {
             Value::Number(n) => visitor.visit_string(number_text(&n)),
             Value::Bool(b) => visitor.visit_string(b.to_string()),
-            other => return Lenient(other, ctx, failed).deserialize_any(visitor),
-        };
-        note(r, &ctx, &failed)
+            other => Lenient(other, self.1).deserialize_any(visitor),
+        }
     }
 
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
@@ -107,7 +93,7 @@ impl<'de> de::Deserializer<'de> for Lenient {
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
         match self.0 {
             Value::Null => visitor.visit_none(),
-            other => visitor.visit_some(Lenient(other, self.1, self.2)),
+            other => visitor.visit_some(Lenient(other, self.1)),
         }
     }
 
@@ -125,13 +111,11 @@ impl<'de> de::Deserializer<'de> for Lenient {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let Lenient(value, ctx, failed) = self;
-        let r = match value {
+        match self.0 {
             Value::Number(n) => visitor.visit_enum(number_text(&n).into_deserializer()),
             Value::Bool(b) => visitor.visit_enum(b.to_string().into_deserializer()),
             other => de::Deserializer::deserialize_enum(other, name, variants, visitor),
-        };
-        note(r, &ctx, &failed)
+        }
     }
 
     serde::forward_to_deserialize_any! {
@@ -140,14 +124,13 @@ impl<'de> de::Deserializer<'de> for Lenient {
     }
 }
 
-struct Seq {
+struct Seq<'f> {
     iter: std::vec::IntoIter<Value>,
     index: usize,
-    ctx: Ctx,
-    failed: Failed,
+    failed: &'f Failed,
 }
 
-impl<'de> SeqAccess<'de> for Seq {
+impl<'de> SeqAccess<'de> for Seq<'_> {
     type Error = serde_json::Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
@@ -157,10 +140,10 @@ impl<'de> SeqAccess<'de> for Seq {
         let Some(v) = self.iter.next() else {
             return Ok(None);
         };
-        let ctx = self.ctx.child(self.index.to_string());
+        let index = self.index;
         self.index += 1;
-        let r = seed.deserialize(Lenient(v, ctx.clone(), self.failed.clone()));
-        note(r, &ctx, &self.failed).map(Some)
+        let r = seed.deserialize(Lenient(v, self.failed));
+        note(r, self.failed, || index.to_string()).map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -168,14 +151,13 @@ impl<'de> SeqAccess<'de> for Seq {
     }
 }
 
-struct Entries {
+struct Entries<'f> {
     iter: <Map<String, Value> as IntoIterator>::IntoIter,
     value: Option<(String, Value)>,
-    ctx: Ctx,
-    failed: Failed,
+    failed: &'f Failed,
 }
 
-impl<'de> MapAccess<'de> for Entries {
+impl<'de> MapAccess<'de> for Entries<'_> {
     type Error = serde_json::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -184,11 +166,12 @@ impl<'de> MapAccess<'de> for Entries {
     ) -> Result<Option<K::Value>, Self::Error> {
         match self.iter.next() {
             Some((k, v)) => {
-                let ctx = self.ctx.child(k.clone());
-                self.value = Some((k.clone(), v));
-                let r =
-                    seed.deserialize(Lenient(Value::String(k), ctx.clone(), self.failed.clone()));
-                note(r, &ctx, &self.failed).map(Some)
+                // Read from a borrow: a struct's field name is matched without a copy, and
+                // the key stays here to name the entry should its value fail.
+                let r = seed.deserialize(de::value::StrDeserializer::<serde_json::Error>::new(&k));
+                let r = note(r, self.failed, || k.clone());
+                self.value = Some((k, v));
+                r.map(Some)
             }
             None => Ok(None),
         }
@@ -199,9 +182,8 @@ impl<'de> MapAccess<'de> for Entries {
         seed: V,
     ) -> Result<V::Value, Self::Error> {
         let (k, v) = self.value.take().unwrap_or_default();
-        let ctx = self.ctx.child(k);
-        let r = seed.deserialize(Lenient(v, ctx.clone(), self.failed.clone()));
-        note(r, &ctx, &self.failed)
+        let r = seed.deserialize(Lenient(v, self.failed));
+        note(r, self.failed, || k)
     }
 
     fn size_hint(&self) -> Option<usize> {
