@@ -26,6 +26,17 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Set once a listening server owns the process's signals (for the rest of its life).
 static DEFERRED: AtomicBool = AtomicBool::new(false);
 
+/// 64 bits no other process can predict (the standard library's per-process random hash
+/// keys, fresh for each call): for names that must not be guessed, where `tempfile` cannot make
+/// them (a directory made through a handle, an object in a cluster).
+pub fn random_u64() -> u64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));
+    h.finish()
+}
+
 fn registered() -> MutexGuard<'static, BTreeMap<u64, PathBuf>> {
     REGISTERED.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -335,7 +335,7 @@ fn registry_signatures_verify_independently_and_tampering_is_refused() {
     let err = refused(olm(&["image", "verify", &image, "--key", &public]));
     assert!(
         err.contains(&format!(
-            "signs {digest}, not the image's digest {other_digest}"
+            "signs \"{digest}\", not the image's digest {other_digest}"
         )),
         "{err}"
     );

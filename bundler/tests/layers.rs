@@ -11,7 +11,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("grammar", &[]),
     ("yaml", &[]),
     ("atomic_write", &["scratch"]),
-    ("confined", &[]),
+    ("confined", &["scratch"]),
     ("parallel", &[]),
     ("scratch", &[]),
     ("reproducible", &["grammar"]),

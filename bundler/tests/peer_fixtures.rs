@@ -40,24 +40,7 @@ use serde_json::Value;
 const ALLOWED: &[(&str, &str)] = &[];
 
 fn peer_fixtures() -> Option<PathBuf> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        std::env::var_os("OLM_SHARED_DATA").map(PathBuf::from),
-        Some(manifest.join("../../shared/data")),
-        Some(manifest.join("../../../shared/data")),
-    ];
-    let found = candidates
-        .into_iter()
-        .flatten()
-        .map(|p| p.join("peer-fixtures"))
-        .find(|p| p.join("expected/cases.jsonl").is_file());
-    if found.is_none() {
-        prerequisite::missing(&format!(
-            "../shared/data/peer-fixtures (beside {})",
-            manifest.display()
-        ));
-    }
-    found
+    prerequisite::shared_data("peer-fixtures", "expected/cases.jsonl")
 }
 
 fn gunzip(path: &Path) -> Vec<u8> {

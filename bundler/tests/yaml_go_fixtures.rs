@@ -20,24 +20,7 @@ use olm_bundler::yaml;
 use serde_json::Value;
 
 fn fixtures() -> Option<PathBuf> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        std::env::var_os("OLM_SHARED_DATA").map(PathBuf::from),
-        Some(manifest.join("../../shared/data")),
-        Some(manifest.join("../../../shared/data")),
-    ];
-    let found = candidates
-        .into_iter()
-        .flatten()
-        .map(|p| p.join("peer-fixtures/yaml"))
-        .find(|p| p.join("expected.jsonl").is_file());
-    if found.is_none() {
-        prerequisite::missing(&format!(
-            "../shared/data/peer-fixtures/yaml (beside {})",
-            manifest.display()
-        ));
-    }
-    found
+    prerequisite::shared_data("peer-fixtures/yaml", "expected.jsonl")
 }
 
 /// Equal as JSON values, numbers as Go prints them: exactly (`exact`) or as float64 text.

@@ -255,15 +255,6 @@ impl Tree {
     }
 }
 
-/// Sixteen hex digits no other process can predict (the standard library's per-process
-/// random hash keys, mixed with a counter).
-fn random_token(n: usize) -> String {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_usize(n);
-    format!("{:016x}", h.finish())
-}
-
 impl Tree {
     /// Replaces the directory `rel` of this confined tree with one `fill` writes, as a whole:
     /// `fill` writes into a fresh directory of ours at the tree's root (`.olm-new-<random>`, made
@@ -279,7 +270,6 @@ impl Tree {
         fill: impl FnOnce(&Path) -> Result<T, E>,
         fail: impl Fn(PathBuf, io::Error) -> E,
     ) -> Result<T, E> {
-        static FRESH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let target = self.full(rel);
         let (Kind::Confined(root), Some(name), Some(parent)) =
             (&self.kind, target.file_name(), target.parent())
@@ -291,8 +281,7 @@ impl Tree {
         // guess it nor have made it first.
         let mut attempt = 0;
         let (fresh, token) = loop {
-            let n = FRESH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let token = random_token(n);
+            let token = format!("{:016x}", crate::scratch::random_u64());
             let fresh = format!(".olm-new-{token}");
             match root.create_dir(&fresh) {
                 Ok(()) => break (fresh, token),

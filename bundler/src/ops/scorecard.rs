@@ -4,7 +4,6 @@
 //! them (bundle ConfigMap, one Pod per test, the pod log read back as the result, cleanup) or,
 //! without a cluster, reported in state `error` ("needs a cluster").
 
-use std::hash::{BuildHasher as _, Hasher as _};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -174,10 +173,7 @@ pub fn list(plan: &Plan) -> TestList {
 }
 
 fn random_name() -> String {
-    let n = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    let b = n.to_le_bytes();
+    let b = crate::scratch::random_u64().to_le_bytes();
     pod::object_name([b[0], b[1], b[2], b[3]])
 }
 

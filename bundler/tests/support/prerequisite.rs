@@ -33,3 +33,27 @@ pub fn missing(what: &str) {
 pub fn skip_opt_in(what: &str) {
     say_skip(what);
 }
+
+/// `../shared/data/<sub>` (or `$OLM_SHARED_DATA/<sub>`) when it holds `marker`; otherwise
+/// the prerequisite is [`missing`] and `None`.
+#[track_caller]
+pub fn shared_data(sub: &str, marker: &str) -> Option<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let found = [
+        std::env::var_os("OLM_SHARED_DATA").map(PathBuf::from),
+        Some(manifest.join("../../shared/data")),
+        Some(manifest.join("../../../shared/data")),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|p| p.join(sub))
+    .find(|p| p.join(marker).is_file());
+    if found.is_none() {
+        missing(&format!(
+            "../shared/data/{sub} (beside {})",
+            manifest.display()
+        ));
+    }
+    found
+}

@@ -210,7 +210,7 @@ fn check_signature(
     let p = SimpleSigning::parse(&layer.data).map_err(|e| format!("layer {short}: {e}"))?;
     if p.critical.image.docker_manifest_digest != digest {
         return Err(format!(
-            "layer {short}: signs {}, not the image's digest {digest}",
+            "layer {short}: signs {:?}, not the image's digest {digest}",
             p.critical.image.docker_manifest_digest
         ));
     }
@@ -218,7 +218,7 @@ fn check_signature(
         && !same_repository(&p.critical.identity.docker_reference, want)
     {
         return Err(format!(
-            "layer {short}: signed for {}, not {want}",
+            "layer {short}: signed for {:?}, not {want}",
             p.critical.identity.docker_reference
         ));
     }
