@@ -68,6 +68,9 @@ pub fn bundle_tarball(tree: &Tree) -> Result<Vec<u8>, PackError> {
     Ok(bytes)
 }
 
+/// How deep the bundle's directories may nest.
+const MAX_DEPTH: usize = 32;
+
 /// `filepath.Walk`'s order: each entry in name order, a directory's contents right after it.
 fn walk<W: std::io::Write>(
     tree: &Tree,
@@ -79,6 +82,15 @@ fn walk<W: std::io::Write>(
         let path = tree.shown(rel);
         move |source| PackError::Io { path, source }
     };
+    // A bundle is a few levels deep; a crafted one must not recurse without end.
+    if dir.names().count() > MAX_DEPTH {
+        return Err(PackError::Io {
+            path: tree.shown(dir),
+            source: std::io::Error::other(format!(
+                "nested more than {MAX_DEPTH} directories deep; a bundle is not"
+            )),
+        });
+    }
     for (name, kind) in tree.read_dir(dir).map_err(io(dir))? {
         let Ok(rel) = dir.child(&name) else {
             continue;

@@ -666,7 +666,8 @@ pub fn string(v: Option<&GoValue>, at: &str) -> Result<String, GoJsonError> {
 
 /// An `interface{}` as Go builds it (`map[string]interface{}`, `[]interface{}`, `float64`,
 /// `string`, `bool`, nil), as a JSON value: duplicate keys last-wins, numbers through
-/// `float64` (an integral one within 2^53 kept as an integer, which Go prints alike).
+/// `float64` (an integral one within 2^53 kept as an integer, which Go prints alike; `-0`
+/// kept a float, as Go prints it).
 /// A value nested deeper than [`MAX_ANY_DEPTH`] is refused before it is converted (the
 /// conversion, and whatever prints or drops the result, recurse once per level).
 pub fn any(v: &GoValue, at: &str) -> Result<Value, GoJsonError> {
@@ -694,7 +695,9 @@ fn any_within(v: &GoValue, at: &str) -> Result<Value, GoJsonError> {
                     literal: n.clone(),
                 });
             }
-            if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+            // Negative zero stays a float: Go keeps its sign and prints it `-0`.
+            let negative_zero = f == 0.0 && f.is_sign_negative();
+            if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 && !negative_zero {
                 Value::from(f as i64)
             } else {
                 Value::from(f)
@@ -930,7 +933,8 @@ mod tests {
         let m = f.any_map("o").unwrap().unwrap();
         // Map keys last-wins, at every level; numbers as float64.
         assert_eq!(m["a"], serde_json::json!(2.5));
-        assert_eq!(m["b"], serde_json::json!([100, 0, "x", null, true]));
+        assert_eq!(m["b"], serde_json::json!([100, -0.0, "x", null, true]));
+        assert!(m["b"][1].as_f64().is_some_and(|z| z.is_sign_negative()));
         assert_eq!(m["c"], serde_json::json!({"d": 2}));
         let null = parse(br#"{"o":null}"#).unwrap();
         assert_eq!(

@@ -229,6 +229,16 @@ pub struct ImageFacts {
     pub scans: Vec<layers::LayerScan>,
     /// The unpacked root file system, read confined to it.
     pub rootfs: Tree,
+    /// The rpm database of `rootfs`, read once by the first check that asks.
+    pub rpm: std::cell::OnceCell<Result<Option<Vec<rpm::Package>>, String>>,
+}
+
+impl ImageFacts {
+    /// The image's rpm packages (`None` without an rpm database), read on first use.
+    pub fn rpm_packages(&self) -> &Result<Option<Vec<rpm::Package>>, String> {
+        self.rpm
+            .get_or_init(|| rpm::read_under(&self.rootfs).map_err(|e| e.to_string()))
+    }
 }
 
 /// Runs the policy's checks on `facts`, each timed; `tmp` is scratch space.
@@ -245,13 +255,13 @@ fn run_one(check: &'static Check, f: &ImageFacts, tmp: &Path) -> CheckResult {
         "HasLicense" => has_license(&f.rootfs),
         "HasUniqueTag" => has_unique_tag(f),
         "LayerCountAcceptable" => layer_count(f.layer_count),
-        "HasNoProhibitedPackages" => no_prohibited_packages(&f.rootfs),
+        "HasNoProhibitedPackages" => no_prohibited_packages(f),
         "HasRequiredLabel" => required_label(&f.labels),
         "HasNoProhibitedLabels" => no_prohibited_labels(&f.labels),
         "RunAsNonRoot" => run_as_non_root(&f.user),
         "HasModifiedFiles" => modified_files(f, tmp),
-        "BasedOnUbi" => based_on_ubi(&f.rootfs),
-        "HasSupportedRedHatBaseImage" => supported_base_image(&f.rootfs),
+        "BasedOnUbi" => based_on_ubi(f),
+        "HasSupportedRedHatBaseImage" => supported_base_image(f),
         _ => prohibited_container_name(&f.repository),
     }
 }
@@ -394,9 +404,9 @@ const PROHIBITED: [&str; 17] = [
 
 /// HasNoProhibitedPackages: no RHEL kernel, boot loader or firmware package in the rpm
 /// database. An image without one is an error, as in preflight.
-pub fn no_prohibited_packages(rootfs: &Tree) -> CheckResult {
+pub fn no_prohibited_packages(f: &ImageFacts) -> CheckResult {
     let check = &NO_PROHIBITED_PACKAGES;
-    let pkgs = match rpm::read_under(rootfs) {
+    let pkgs = match f.rpm_packages() {
         Ok(Some(p)) => p,
         Ok(None) => {
             let mut r = CheckResult::error(
@@ -535,8 +545,8 @@ pub fn modified_files(f: &ImageFacts, tmp: &Path) -> CheckResult {
 
 /// The Red Hat Enterprise Linux major version of the image, when `/etc/os-release` says
 /// `ID="rhel"` and its rpm database holds a `redhat-release` package.
-fn rhel_major(rootfs: &Tree) -> Result<Option<u32>, String> {
-    let Some(os) = read_os_release(rootfs) else {
+fn rhel_major(f: &ImageFacts) -> Result<Option<u32>, String> {
+    let Some(os) = read_os_release(&f.rootfs) else {
         return Ok(None);
     };
     let field = |k: &str| {
@@ -547,9 +557,7 @@ fn rhel_major(rootfs: &Tree) -> Result<Option<u32>, String> {
     if field("ID").as_deref() != Some("rhel") {
         return Ok(None);
     }
-    let pkgs = rpm::read_under(rootfs)
-        .map_err(|e| e.to_string())?
-        .unwrap_or_default();
+    let pkgs = f.rpm_packages().clone()?.unwrap_or_default();
     if !pkgs
         .iter()
         .any(|p| p.name == "redhat-release" && p.vendor == "Red Hat, Inc.")
@@ -563,9 +571,9 @@ const OFFLINE_NOTE: &str = "offline verdict: preflight asks Red Hat's certificat
 
 /// BasedOnUbi, offline: the image is RHEL (os-release) with Red Hat's `redhat-release`
 /// package installed, which only Red Hat's base images carry.
-pub fn based_on_ubi(rootfs: &Tree) -> CheckResult {
+pub fn based_on_ubi(f: &ImageFacts) -> CheckResult {
     let check = &BASED_ON_UBI;
-    match rhel_major(rootfs) {
+    match rhel_major(f) {
         Err(e) => CheckResult::error(check, format!("unable to verify layer hashes: {e}")),
         Ok(Some(v)) => CheckResult::passed(check).note(format!("RHEL {v} base. {OFFLINE_NOTE}")),
         Ok(None) => CheckResult::failed(
@@ -578,9 +586,9 @@ pub fn based_on_ubi(rootfs: &Tree) -> CheckResult {
 
 /// HasSupportedRedHatBaseImage (a warning), offline: a RHEL 8, 9 or 10 base (UBI 7 is
 /// past its end of life).
-pub fn supported_base_image(rootfs: &Tree) -> CheckResult {
+pub fn supported_base_image(f: &ImageFacts) -> CheckResult {
     let check = &SUPPORTED_BASE_IMAGE;
-    match rhel_major(rootfs) {
+    match rhel_major(f) {
         Err(e) => CheckResult::error(check, format!("repository lifecycle query failed: {e}")),
         Ok(Some(v)) if v >= 8 => {
             CheckResult::passed(check).note(format!("RHEL {v}: a supported UBI"))

@@ -330,32 +330,34 @@ pub fn read_bdb(db: &[u8]) -> Result<Vec<Package>, RpmError> {
 /// first, since SQLite opens files by path.
 pub fn read_under(tree: &Tree) -> Result<Option<Vec<Package>>, RpmError> {
     let rel = |p: &str| RelPath::parse(p).expect("a constant relative path");
-    let read = |rel: &RelPath, what: &str| match tree.read_bounded(rel, MAX_DATABASE) {
-        Ok(Some(bytes)) => Ok(bytes),
-        Ok(None) => Err(RpmError::Open(format!(
-            "{what}: larger than {MAX_DATABASE} bytes"
-        ))),
-        Err(e) => Err(RpmError::Open(format!("{what}: {e}"))),
+    // The project's bounded read: the message names the file, its size and the limit.
+    let read = |rel: &RelPath| {
+        crate::image::limits::read_tree_file(tree, rel, "an rpm database", MAX_DATABASE)
+            .map_err(|e| RpmError::Open(e.to_string()))
     };
     let sqlite = rel("var/lib/rpm/rpmdb.sqlite");
     if tree.is_file(&sqlite) {
-        let bytes = read(&sqlite, "/var/lib/rpm/rpmdb.sqlite")?;
-        let (mut file, copy) =
-            crate::scratch::ScratchFile::new().map_err(|e| RpmError::Open(e.to_string()))?;
-        std::io::Write::write_all(&mut file, &bytes).map_err(|e| RpmError::Open(e.to_string()))?;
+        let bytes = read(&sqlite)?;
+        let scratch = |e: std::io::Error| {
+            RpmError::Open(format!(
+                "a scratch copy of {} (SQLite opens files by path): {e}",
+                tree.shown(&sqlite).display()
+            ))
+        };
+        let (mut file, copy) = crate::scratch::ScratchFile::new().map_err(scratch)?;
+        std::io::Write::write_all(&mut file, &bytes).map_err(scratch)?;
         drop(file);
         return read_sqlite(&copy).map(Some);
     }
     let bdb = rel("var/lib/rpm/Packages");
     if tree.is_file(&bdb) {
-        let bytes = read(&bdb, "/var/lib/rpm/Packages")?;
-        return read_bdb(&bytes).map(Some);
+        return read_bdb(&read(&bdb)?).map(Some);
     }
     Ok(None)
 }
 
-/// The largest rpm database read from an image.
-const MAX_DATABASE: u64 = MAX_DATA as u64;
+/// The largest rpm database read from an image (a full RHEL image's is tens of MiB).
+const MAX_DATABASE: u64 = 256 << 20;
 
 #[cfg(test)]
 pub(crate) mod tests {

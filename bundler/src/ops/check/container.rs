@@ -119,6 +119,7 @@ pub async fn facts(
         scans,
         rootfs: crate::confined::Tree::confined(&rootfs)
             .map_err(|e| CheckError::Io(format!("the unpacked image: {e}")))?,
+        rpm: Default::default(),
     })
 }
 

@@ -63,11 +63,21 @@ pub struct ArchivedImage {
 /// `catalogDir`, read strictly: the error names the field and the value.
 fn catalog_dir<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RelPath, D::Error> {
     let text = String::deserialize(d)?;
-    RelPath::parse(&text).map_err(|why| {
+    let rel = RelPath::parse(&text).map_err(|why| {
         serde::de::Error::custom(format_args!(
             "catalogDir {text:?} is refused: {why}; it must name a directory inside the archive"
         ))
-    })
+    })?;
+    // Only what olm writes: `catalogs/<name>`. Any other directory of the archive (its image
+    // layout `images`, the archive itself) would be replaced by the next --to-archive run.
+    let names: Vec<_> = rel.names().collect();
+    let inside = names.len() == 2 && names[0] == CATALOGS;
+    if !inside {
+        return Err(serde::de::Error::custom(format_args!(
+            "catalogDir {text:?} is refused: a catalog of the archive lives in {CATALOGS}/<name>, as olm writes it"
+        )));
+    }
+    Ok(rel)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -258,7 +268,16 @@ mod tests {
     #[test]
     fn catalog_dirs_that_leave_the_archive_are_refused_naming_the_field() {
         let dir = tempfile::tempdir().unwrap();
-        for bad in ["../../x", "/abs", "catalogs/../../x", "", "a//b"] {
+        for bad in [
+            "../../x",
+            "/abs",
+            "catalogs/../../x",
+            "",
+            "a//b",
+            "images",
+            "catalogs",
+            "catalogs/0/x",
+        ] {
             let text = format!(
                 r#"{{"version":1,"catalogs":[{{"source":"s","targetRepository":"r","targetTag":"t","catalogDir":{},"images":[]}}]}}"#,
                 serde_json::to_string(bad).unwrap()

@@ -448,10 +448,15 @@ pub fn build_cache_with(
     })
 }
 
+/// The largest cache index read (a 10x certified catalog's is a few MiB).
+const MAX_INDEX_FILE: u64 = 1 << 30;
+
 /// Reads the cached index, if there is a readable one of our format.
 fn read_index(cache_dir: &Path) -> Result<Index, String> {
     let path = cache_dir.join(CACHE_SUBDIR).join(INDEX_FILE);
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // A catalog image carries its own cache: its index is outside data, read within a bound.
+    let bytes = crate::image::limits::read_file(&path, "a serve cache index", MAX_INDEX_FILE)
+        .map_err(|e| e.to_string())?;
     let index = Index::decode(bytes.as_slice()).map_err(|e| format!("{}: {e}", path.display()))?;
     if index.format != FORMAT {
         return Err(format!(

@@ -14,7 +14,7 @@ use super::value::{GoMap, GoValue, go_string};
 /// Nesting deeper than this is refused. go-yaml allows 10000 flow levels and 10000
 /// indentation levels; trees that deep exhaust the stack of the code that walks them, so
 /// hostile input is stopped well before (real manifests nest a few dozen levels).
-pub const MAX_DEPTH: usize = 1000;
+pub const MAX_DEPTH: usize = 512;
 
 /// A go-yaml failure: its message (without the `yaml: ` prefix) and where, when known.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +114,7 @@ pub fn unmarshal(chunk: &[u8]) -> Result<(GoValue, Vec<Repeat>), Failure> {
         decode_count: 0,
         alias_count: 0,
         alias_depth: 0,
+        alias_bytes: 0,
         depth: 0,
         repeats: Vec::new(),
     };
@@ -388,9 +389,15 @@ struct Decoder<'n> {
     decode_count: usize,
     alias_count: usize,
     alias_depth: usize,
+    /// Scalar text copied by expanding aliases: go-yaml's ratio counts nodes, so one large
+    /// string aliased a million times would pass it and copy gigabytes.
+    alias_bytes: usize,
     depth: usize,
     repeats: Vec<Repeat>,
 }
+
+/// The most scalar text alias expansion may copy in one document.
+const MAX_ALIAS_BYTES: usize = 64 << 20;
 
 impl Decoder<'_> {
     fn fail(&self, message: String, node: Option<usize>) -> Failure {
@@ -472,6 +479,18 @@ impl Decoder<'_> {
 
     fn scalar(&mut self, n: usize) -> Result<GoValue, Failure> {
         let node = &self.nodes[n];
+        if self.alias_depth > 0 {
+            self.alias_bytes += node.value.len();
+            if self.alias_bytes > MAX_ALIAS_BYTES {
+                return Err(self.fail(
+                    format!(
+                        "document contains excessive aliasing (aliases expand to more than {} MiB of text)",
+                        MAX_ALIAS_BYTES >> 20
+                    ),
+                    Some(n),
+                ));
+            }
+        }
         if node.tag.is_empty() && !node.implicit {
             // Quoted and block scalars without a tag are strings.
             return Ok(GoValue::Str(node.value.clone()));
@@ -665,4 +684,47 @@ fn go_base64(s: &str) -> Option<Vec<u8>> {
     );
     let cleaned: String = s.chars().filter(|c| *c != '\n' && *c != '\r').collect();
     STD.decode(cleaned).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_scalar_aliased_many_times_is_refused_not_copied() {
+        // 1 MiB aliased 100 times: few nodes (the ratio allows it), 100 MiB of copies.
+        let big = "x".repeat(1 << 20);
+        let doc = format!("a: &a \"{big}\"\nb: [{}]\n", vec!["*a"; 100].join(", "));
+        let e = unmarshal(doc.as_bytes()).unwrap_err();
+        assert!(e.message.contains("excessive aliasing"), "{e:?}");
+        // A few copies, as real documents make, still read.
+        let doc = format!("a: &a \"{big}\"\nb: [*a, *a]\n");
+        assert!(unmarshal(doc.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn documents_nested_to_the_limit_fit_a_worker_threads_stack() {
+        // Mappings inside sequences through aliases and merges, at the depth limit, decoded
+        // on a thread with the 2 MiB stack the parallel readers get.
+        // Each `[{` is two levels; the top mapping one more.
+        let nested = |pairs: usize| {
+            format!(
+                "base: &b {{k: v}}\nroot: {}1{}\n",
+                "[{<<: *b, x: ".repeat(pairs),
+                "}]".repeat(pairs)
+            )
+        };
+        let doc = nested((MAX_DEPTH - 2) / 2);
+        let deeper = nested(MAX_DEPTH);
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                assert!(unmarshal(doc.as_bytes()).is_ok());
+                let e = unmarshal(deeper.as_bytes()).unwrap_err();
+                assert!(e.message.contains("nesting deeper than"), "{e:?}");
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
 }

@@ -65,6 +65,8 @@ pub struct Stream<'a> {
     crlf: Option<Option<usize>>,
     /// Where the next line starting with `---` is, from the last search.
     separator: Option<Option<usize>>,
+    /// The last [`Stream::line_of`] answer: (offset, line).
+    line_cache: std::cell::Cell<(usize, usize)>,
 }
 
 impl<'a> Stream<'a> {
@@ -86,12 +88,21 @@ impl<'a> Stream<'a> {
             consumed: 0,
             crlf: None,
             separator: None,
+            line_cache: std::cell::Cell::new((0, 1)),
         }
     }
 
-    /// The line (from 1) of byte `offset`.
+    /// The line (from 1) of byte `offset`. Asked in order (each value of a JSON stream), it
+    /// counts on from the last answer: the stream is counted once, not once per value.
     pub fn line_of(&self, offset: usize) -> usize {
-        1 + memchr::memchr_iter(b'\n', &self.data[..offset.min(self.data.len())]).count()
+        let offset = offset.min(self.data.len());
+        let (from, line) = match self.line_cache.get() {
+            (at, line) if at <= offset => (at, line),
+            _ => (0, 1),
+        };
+        let line = line + memchr::memchr_iter(b'\n', &self.data[from..offset]).count();
+        self.line_cache.set((offset, line));
+        line
     }
 
     fn next_json(&mut self) -> Option<Result<Piece<'a>, StreamError>> {
@@ -363,6 +374,17 @@ mod tests {
                 Err(e) => format!("error {}", e.message),
             })
             .collect()
+    }
+
+    #[test]
+    fn lines_are_counted_on_in_order_and_anew_backwards() {
+        let s = Stream::new(b"a\nb\nc\nd\n", JSON_WINDOW);
+        assert_eq!(s.line_of(0), 1);
+        assert_eq!(s.line_of(2), 2);
+        assert_eq!(s.line_of(6), 4);
+        assert_eq!(s.line_of(4), 3);
+        assert_eq!(s.line_of(99), 5);
+        assert_eq!(s.line_of(2), 2);
     }
 
     #[test]
